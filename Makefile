@@ -1,0 +1,37 @@
+# Two commands a newcomer needs: `make test` and (once the agent lands) `make run GOAL=...`.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+
+.PHONY: test lint typecheck pytest models bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[all,dev]'
+	touch $(STAMP)
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+pytest: $(STAMP)
+	$(BIN)/pytest
+
+test: lint typecheck pytest
+
+models: $(STAMP)
+	$(BIN)/autonoma models pull smollm2-135m
+	$(BIN)/autonoma models pull qwen2.5-coder-1.5b
+
+bench: $(STAMP)
+	$(BIN)/python bench/llm_valid_actions.py
+	$(BIN)/python bench/llm_throughput.py
+	$(BIN)/python bench/llm_client_overhead.py
+
+clean:
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

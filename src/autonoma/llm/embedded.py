@@ -1,0 +1,129 @@
+"""A GGUF model run inside this process by llama.cpp (the `xllamacpp` wheels).
+
+xllamacpp starts llama.cpp's own server in-process, with an OpenAI-compatible HTTP endpoint on
+127.0.0.1. We start it on first use and talk to it through `OpenAICompatModel`, so the embedded
+model gets the same retries, streaming and accounting as any server, plus what llama.cpp adds:
+several parallel slots, prompt-prefix caching, and JSON Schema turned into a grammar so that a
+structured answer always parses.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from autonoma.errors import ModelError, ModelNotFound
+from autonoma.llm.base import Capabilities, CompletionRequest, Model, RawCompletion
+from autonoma.llm.openai_compat import OpenAICompatModel
+from autonoma.llm.pricing import FREE
+from autonoma.llm.settings import LLMSettings
+
+# llama.cpp constrains decoding to a JSON Schema (LLGuidance); its tool calling depends on the
+# model's chat template, so tools are asked for as a schema-constrained JSON call instead.
+EMBEDDED_CAPABILITIES = Capabilities(json_schema=True, native_tools=False)
+_GGUF_MAGIC = b"GGUF"
+
+
+class EmbeddedModel(Model):
+    """A local GGUF file served by an in-process llama.cpp server."""
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        name: str | None = None,
+        settings: LLMSettings | None = None,
+        context: int | None = None,
+        slots: int | None = None,
+        threads: int | None = None,
+    ) -> None:
+        settings = settings or LLMSettings()
+        super().__init__(
+            name or f"local:{path}",
+            model_id=path.stem,
+            settings=settings,
+            capabilities=EMBEDDED_CAPABILITIES,
+            price=FREE,
+        )
+        self.path = path
+        self.slots = slots or settings.local_slots
+        self.context = context or settings.local_context
+        self.threads = threads or settings.local_threads or os.cpu_count() or 1
+        self._server: Any = None
+        self._client: OpenAICompatModel | None = None
+        self._lock = asyncio.Lock()
+
+    @property
+    def started(self) -> bool:
+        return self._client is not None
+
+    async def start(self) -> OpenAICompatModel:
+        """Load the model and start the server (once; later calls return at once)."""
+        async with self._lock:
+            if self._client is None:
+                address = await asyncio.to_thread(self._start_server)
+                self._client = OpenAICompatModel(
+                    self.model_id,
+                    base_url=f"{address}/v1",
+                    api_key="local",
+                    settings=self.settings,
+                    capabilities=EMBEDDED_CAPABILITIES,
+                    name=self.name,
+                    price=FREE,
+                    extra_body={"cache_prompt": True},
+                )
+            return self._client
+
+    def _start_server(self) -> str:
+        check_gguf(self.path)
+        try:
+            import xllamacpp
+        except ImportError as err:  # the `local` extra is not installed
+            raise ModelError(
+                "the embedded model needs xllamacpp: pip install 'autonoma[local]'"
+            ) from err
+        params = xllamacpp.CommonParams()
+        params.model.path = str(self.path)
+        # The context is shared by the slots, so each slot gets `context` tokens.
+        params.n_ctx = self.context * self.slots
+        params.n_parallel = self.slots
+        params.cpuparams.n_threads = self.threads
+        params.cpuparams_batch.n_threads = self.threads
+        params.cache_prompt = True
+        params.verbosity = -1  # llama.cpp logs every slot event to stderr otherwise
+        try:
+            self._server = xllamacpp.Server(params)
+        except RuntimeError as err:
+            raise ModelError(
+                f"llama.cpp could not load {self.path}: {err}. If it is a registry model, "
+                "fetch it again with: autonoma models pull NAME"
+            ) from err
+        return str(self._server.listening_address)
+
+    async def _complete(self, request: CompletionRequest) -> RawCompletion:
+        client = await self.start()
+        return await client._complete(request)
+
+    async def _stream(self, request: CompletionRequest) -> AsyncIterator[str | RawCompletion]:
+        client = await self.start()
+        async for piece in client._stream(request):
+            yield piece
+
+    async def aclose(self) -> None:
+        async with self._lock:
+            if self._client is not None:
+                await self._client.aclose()
+                self._client = None
+            self._server = None  # its destructor stops llama.cpp's threads
+
+
+def check_gguf(path: Path) -> None:
+    """Refuse a missing file or one that is not GGUF, with a message saying what to do."""
+    if not path.is_file():
+        raise ModelNotFound(f"model file {path} does not exist")
+    with path.open("rb") as f:
+        if f.read(4) != _GGUF_MAGIC:
+            raise ModelNotFound(f"{path} is not a GGUF model file (it does not start with GGUF)")

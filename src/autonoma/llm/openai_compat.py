@@ -1,0 +1,271 @@
+"""Any OpenAI-compatible server: OpenAI, vLLM, Ollama, llama.cpp, LM Studio, OpenRouter.
+
+This module is the one owner of retries: the SDK's own retries are switched off
+(`max_retries=0`) so that waits are not stacked and `Retry-After` is honoured once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
+
+import httpx2
+import openai
+
+from autonoma.errors import (
+    ConfigError,
+    ModelRequestRejected,
+    ModelUnavailable,
+    RateLimited,
+    SchemaUnsupported,
+)
+from autonoma.llm.base import (
+    Capabilities,
+    CompletionRequest,
+    Model,
+    RawCompletion,
+    RawToolCall,
+    estimate_tokens,
+)
+from autonoma.llm.pricing import Price
+from autonoma.llm.ratelimit import RateLimiter
+from autonoma.llm.retry import RetryPolicy, parse_retry_after
+from autonoma.llm.settings import LLMSettings
+from autonoma.llm.types import FinishReason, Usage
+
+T = TypeVar("T")
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+_FINISH: dict[str, FinishReason] = {
+    "stop": "stop",
+    "length": "length",
+    "tool_calls": "tool_calls",
+    "function_call": "tool_calls",
+    "content_filter": "content_filter",
+}
+_SCHEMA_WORDS = ("response_format", "json_schema", "schema", "grammar")
+
+
+class OpenAICompatModel(Model):
+    """A model behind an OpenAI-compatible chat completions endpoint."""
+
+    def __init__(
+        self,
+        model_id: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        settings: LLMSettings | None = None,
+        capabilities: Capabilities | None = None,
+        limiter: RateLimiter | None = None,
+        name: str | None = None,
+        price: Price | None = None,
+        extra_body: dict[str, Any] | None = None,
+    ) -> None:
+        settings = settings or LLMSettings()
+        super().__init__(
+            name or f"openai:{model_id}",
+            model_id=model_id,
+            settings=settings,
+            capabilities=capabilities,
+            price=price,
+        )
+        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip(
+            "/"
+        )
+        key = api_key or os.environ.get("OPENAI_API_KEY")
+        if not key:
+            if self.base_url == DEFAULT_BASE_URL:
+                raise ConfigError(
+                    "OPENAI_API_KEY is not set: export it, or point at a local server with "
+                    "openai:MODEL@http://127.0.0.1:PORT/v1 (or OPENAI_BASE_URL)"
+                )
+            key = "not-needed"  # local servers ignore it, the SDK insists on one
+        self.retry = RetryPolicy(
+            max_attempts=settings.max_attempts,
+            backoff_base_s=settings.backoff_base_s,
+            backoff_max_s=settings.backoff_max_s,
+            max_retry_after_s=settings.max_retry_after_s,
+        )
+        self.limiter = limiter or _limiter_from(settings)
+        self.extra_body = extra_body or {}
+        self._client = openai.AsyncOpenAI(
+            base_url=self.base_url,
+            api_key=key,
+            max_retries=0,
+            timeout=openai.Timeout(settings.timeout_s, connect=settings.connect_timeout_s),
+        )
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+    # -- building the call ------------------------------------------------------------------
+
+    def _arguments(self, request: CompletionRequest) -> dict[str, Any]:
+        args: dict[str, Any] = {
+            "model": self.model_id,
+            "messages": [m.to_openai() for m in request.messages],
+            "max_tokens": request.max_tokens,
+        }
+        if request.temperature is not None:
+            args["temperature"] = request.temperature
+        if request.stop:
+            args["stop"] = request.stop
+        plan = request.plan
+        if request.mode == "json_schema":
+            args["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "answer", "schema": plan.schema, "strict": False},
+            }
+        elif request.mode == "native_tools":
+            assert plan.tools is not None
+            args["tools"] = [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": s.name,
+                        "description": s.description,
+                        "parameters": s.parameters,
+                    },
+                }
+                for s in plan.tools.specs
+            ]
+            args["tool_choice"] = "required"
+            args["parallel_tool_calls"] = plan.tools.parallel
+        if self.extra_body:
+            args["extra_body"] = self.extra_body
+        return args
+
+    def _token_estimate(self, request: CompletionRequest) -> int:
+        return sum(estimate_tokens(m.content) for m in request.messages) + request.max_tokens
+
+    # -- the one retry loop -----------------------------------------------------------------
+
+    async def _call(self, request: CompletionRequest, send: Callable[[], Awaitable[T]]) -> T:
+        reason = "no attempt was made"
+        for attempt in range(1, self.retry.max_attempts + 1):
+            if self.limiter is not None:
+                await self.limiter.acquire(self._token_estimate(request))
+            try:
+                return await send()
+            except openai.APITimeoutError:
+                reason = f"no answer within {self.settings.timeout_s:g}s"
+                delay = self.retry.backoff(attempt)
+            except openai.APIConnectionError as err:
+                reason = f"cannot connect ({err.__cause__ or err})"
+                delay = self.retry.backoff(attempt)
+            except openai.APIStatusError as err:
+                status = err.status_code
+                detail = _detail(err)
+                if status != 429 and status < 500:
+                    if status in (400, 422) and any(w in detail.lower() for w in _SCHEMA_WORDS):
+                        raise SchemaUnsupported(
+                            f"{self.base_url} cannot use the requested output schema: {detail}"
+                        ) from err
+                    raise ModelRequestRejected(self.base_url, status, detail) from err
+                reason = f"HTTP {status}: {detail}"
+                wait = parse_retry_after(err.response.headers.get("retry-after"))
+                if wait is not None and wait > self.retry.max_retry_after_s:
+                    raise RateLimited(
+                        self.base_url,
+                        f"it asked to wait {wait:g}s (Retry-After), more than the "
+                        f"{self.retry.max_retry_after_s:g}s allowed",
+                    ) from err
+                delay = wait if wait is not None else self.retry.backoff(attempt)
+            if attempt < self.retry.max_attempts:
+                await asyncio.sleep(delay)
+        raise ModelUnavailable(self.base_url, f"{reason}, after {self.retry.max_attempts} attempts")
+
+    # -- completions --------------------------------------------------------------------------
+
+    async def _complete(self, request: CompletionRequest) -> RawCompletion:
+        args = self._arguments(request)
+        response = await self._call(request, lambda: self._client.chat.completions.create(**args))
+        if not response.choices:
+            return RawCompletion(text="", finish_reason="other", usage=_usage(response.usage))
+        choice = response.choices[0]
+        message = choice.message
+        calls = [
+            RawToolCall(id=c.id, name=c.function.name, arguments=c.function.arguments or "")
+            for c in (message.tool_calls or [])
+            if c.type == "function"
+        ]
+        return RawCompletion(
+            text=message.content or "",
+            finish_reason=_FINISH.get(choice.finish_reason or "", "other"),
+            usage=_usage(response.usage),
+            tool_calls=calls,
+            refusal=getattr(message, "refusal", None),
+            model=response.model or None,
+        )
+
+    async def _stream(self, request: CompletionRequest) -> AsyncIterator[str | RawCompletion]:
+        args = {**self._arguments(request), "stream": True}
+        args["stream_options"] = {"include_usage": True}
+        stream = await self._call(request, lambda: self._client.chat.completions.create(**args))
+        text: list[str] = []
+        calls: dict[int, RawToolCall] = {}
+        finish: FinishReason = "other"
+        usage: Usage | None = None
+        refusal: str | None = None
+        try:
+            async for chunk in stream:
+                if chunk.usage is not None:
+                    usage = _usage(chunk.usage)
+                for choice in chunk.choices:
+                    delta = choice.delta
+                    if delta.content:
+                        text.append(delta.content)
+                        yield delta.content
+                    if getattr(delta, "refusal", None):
+                        refusal = (refusal or "") + str(delta.refusal)
+                    for tc in delta.tool_calls or []:
+                        slot = calls.setdefault(tc.index, RawToolCall(id="", name="", arguments=""))
+                        if tc.id:
+                            slot.id = tc.id
+                        if tc.function and tc.function.name:
+                            slot.name += tc.function.name
+                        if tc.function and tc.function.arguments:
+                            slot.arguments += tc.function.arguments
+                    if choice.finish_reason:
+                        finish = _FINISH.get(choice.finish_reason, "other")
+        except (openai.APIError, httpx2.HTTPError) as err:
+            raise ModelUnavailable(self.base_url, f"the stream broke off: {err}") from err
+        yield RawCompletion(
+            text="".join(text),
+            finish_reason=finish,
+            usage=usage,
+            tool_calls=[calls[i] for i in sorted(calls)],
+            refusal=refusal,
+        )
+
+
+def _limiter_from(settings: LLMSettings) -> RateLimiter | None:
+    if settings.requests_per_minute is None and settings.tokens_per_minute is None:
+        return None
+    return RateLimiter(settings.requests_per_minute, settings.tokens_per_minute)
+
+
+def _usage(usage: Any) -> Usage | None:
+    if usage is None:
+        return None
+    details = getattr(usage, "prompt_tokens_details", None)
+    cached = getattr(details, "cached_tokens", None) or 0
+    return Usage(
+        prompt_tokens=usage.prompt_tokens or 0,
+        completion_tokens=usage.completion_tokens or 0,
+        cached_tokens=cached,
+    )
+
+
+def _detail(err: openai.APIStatusError) -> str:
+    body = err.body
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and inner.get("message"):
+            return str(inner["message"])
+        if isinstance(inner, str):
+            return inner
+    return err.message or "no detail"

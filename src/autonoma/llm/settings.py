@@ -1,0 +1,41 @@
+"""Settings of the LLM layer: timeouts, retries, re-asks, rate limits, prices, local runtime."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from autonoma.llm.pricing import Price
+
+
+class LLMSettings(BaseModel):
+    """Everything the LLM layer can be told. Defaults suit a laptop and a hosted API alike."""
+
+    timeout_s: float = Field(120.0, gt=0, description="seconds to wait for an answer")
+    connect_timeout_s: float = Field(10.0, gt=0)
+    max_attempts: int = Field(
+        4, ge=1, description="tries per request on 429, 5xx and lost connections"
+    )
+    backoff_base_s: float = Field(0.5, ge=0)
+    backoff_max_s: float = Field(20.0, ge=0)
+    max_retry_after_s: float = Field(
+        60.0, ge=0, description="a longer Retry-After fails fast instead of waiting"
+    )
+    max_reasks: int = Field(2, ge=0, description="re-asks after invalid or truncated output")
+    max_tokens: int = Field(1024, ge=1, description="answer length when the caller gives none")
+    max_tokens_cap: int = Field(
+        4096, ge=1, description="a truncated answer may be re-asked up to this"
+    )
+    requests_per_minute: int | None = Field(None, ge=1)
+    tokens_per_minute: int | None = Field(None, ge=1)
+    prices: dict[str, Price] = Field(
+        default_factory=dict, description="USD per million tokens, by model id; overrides the table"
+    )
+    cache_dir: Path | None = Field(None, description="where models are kept; default: user cache")
+    local_context: int = Field(
+        8192, ge=256, description="context tokens per slot of the embedded model"
+    )
+    local_slots: int = Field(2, ge=1, description="parallel requests the embedded model serves")
+    local_threads: int | None = Field(None, ge=1, description="CPU threads; default: all cores")
+    auto_pull: bool = Field(True, description="fetch a registry model on first use if missing")
