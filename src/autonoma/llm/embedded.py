@@ -73,7 +73,7 @@ class EmbeddedModel(Model):
                     capabilities=EMBEDDED_CAPABILITIES,
                     name=self.name,
                     price=FREE,
-                    extra_body={"cache_prompt": True},
+                    extra_body={"cache_prompt": True, **self.settings.local_sampling},
                 )
             return self._client
 

@@ -96,7 +96,9 @@ def lookup(name: str) -> RegistryModel:
 
 
 def default_cache_dir() -> Path:
-    return Path(platformdirs.user_cache_dir("autonoma")) / "models"
+    """$AUTONOMA_CACHE_DIR/models if set, else the user cache directory's autonoma/models."""
+    root = os.environ.get("AUTONOMA_CACHE_DIR") or platformdirs.user_cache_dir("autonoma")
+    return Path(root) / "models"
 
 
 def sha256_of(path: Path) -> str:

@@ -38,4 +38,9 @@ class LLMSettings(BaseModel):
     )
     local_slots: int = Field(2, ge=1, description="parallel requests the embedded model serves")
     local_threads: int | None = Field(None, ge=1, description="CPU threads; default: all cores")
+    local_sampling: dict[str, float] = Field(
+        default_factory=lambda: {"dry_multiplier": 0.8, "repeat_penalty": 1.1},
+        description="llama.cpp sampler settings; the defaults stop small models looping "
+        "inside a constrained string until the token limit (measured in docs/benchmarks.md)",
+    )
     auto_pull: bool = Field(True, description="fetch a registry model on first use if missing")

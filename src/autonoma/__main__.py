@@ -1,0 +1,3 @@
+from autonoma.cli import main
+
+main()

@@ -1,0 +1,62 @@
+"""Shared fixtures. Any connection outside 127.0.0.1 is refused unless a test is marked
+`remote_model`, so no test can call a real remote model by accident."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from autonoma.llm import LLMSettings
+from tests.fake_openai import FakeOpenAI
+
+_real_connect = socket.socket.connect
+
+
+def _is_local(address: Any) -> bool:
+    if not isinstance(address, tuple):
+        return True  # unix sockets
+    host = address[0]
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
+
+
+@pytest.fixture(autouse=True)
+def _no_remote_calls(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    if request.node.get_closest_marker("remote_model") or request.node.get_closest_marker(
+        "network"
+    ):
+        return
+
+    def guarded(self: socket.socket, address: Any) -> Any:
+        if not _is_local(address):
+            raise ConnectionRefusedError(
+                f"test tried to reach {address}; mark it remote_model if that is intended"
+            )
+        return _real_connect(self, address)
+
+    monkeypatch.setattr(socket.socket, "connect", guarded)
+
+
+@pytest.fixture
+def fake_openai() -> Iterator[FakeOpenAI]:
+    with FakeOpenAI() as server:
+        yield server
+
+
+@pytest.fixture
+def fast_settings() -> LLMSettings:
+    """Short timeouts and backoffs so that failure paths finish quickly."""
+    return LLMSettings(
+        timeout_s=2.0,
+        connect_timeout_s=1.0,
+        max_attempts=3,
+        backoff_base_s=0.01,
+        backoff_max_s=0.05,
+        max_retry_after_s=5.0,
+    )

@@ -1,0 +1,145 @@
+"""A fake OpenAI-compatible server over real HTTP on 127.0.0.1, scripted per request.
+
+Each request takes the next behaviour from `script` (or `default` when the script is empty):
+    {"content": "...", "finish_reason": "stop"}       an answer
+    {"tool_calls": [{"name": ..., "arguments": "..."}]} a native tool call
+    {"status": 429, "retry_after": "2"}                 an error status, with Retry-After
+    {"stall": 5.0}                                      accept, then say nothing for 5 s
+    {"refusal": "I can't help with that"}               an OpenAI refusal
+Every request's JSON body is kept in `requests`. `latency_s` delays every answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import threading
+import time
+from collections import deque
+from collections.abc import AsyncIterator
+from typing import Any
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+
+class FakeOpenAI:
+    def __init__(self, latency_s: float = 0.0) -> None:
+        self.script: deque[dict[str, Any]] = deque()
+        self.default: dict[str, Any] = {"content": "hello"}
+        self.requests: list[dict[str, Any]] = []
+        self.latency_s = latency_s
+        self._lock = threading.Lock()
+        app = Starlette(routes=[Route("/v1/chat/completions", self._chat, methods=["POST"])])
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        self.port = sock.getsockname()[1]
+        self._sock = sock
+        config = uvicorn.Config(
+            app, log_level="error", lifespan="off", backlog=4096, timeout_keep_alive=30
+        )
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def _run(self) -> None:
+        asyncio.run(self._server.serve(sockets=[self._sock]))
+
+    def __enter__(self) -> FakeOpenAI:
+        self._thread.start()
+        deadline = time.monotonic() + 10
+        while not self._server.started:
+            if time.monotonic() > deadline:
+                raise RuntimeError("fake server did not start")
+            time.sleep(0.01)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.should_exit = True
+        self._server.force_exit = True
+        self._thread.join(timeout=10)
+
+    def push(self, *behaviours: dict[str, Any]) -> None:
+        self.script.extend(behaviours)
+
+    async def _chat(self, request: Request) -> Response:
+        body = await request.json()
+        with self._lock:
+            self.requests.append(body)
+            behaviour = self.script.popleft() if self.script else self.default
+        if self.latency_s:
+            await asyncio.sleep(self.latency_s)
+        if "stall" in behaviour:
+            await asyncio.sleep(behaviour["stall"])
+        if "status" in behaviour:
+            headers = {}
+            if "retry_after" in behaviour:
+                headers["retry-after"] = str(behaviour["retry_after"])
+            error = {"error": {"message": behaviour.get("message", "fake error"), "type": "x"}}
+            return JSONResponse(error, status_code=behaviour["status"], headers=headers)
+        message: dict[str, Any] = {"role": "assistant", "content": behaviour.get("content")}
+        if "refusal" in behaviour:
+            message["refusal"] = behaviour["refusal"]
+            message["content"] = None
+        if "tool_calls" in behaviour:
+            message["tool_calls"] = [
+                {
+                    "id": f"call_{i}",
+                    "type": "function",
+                    "function": {"name": c["name"], "arguments": c["arguments"]},
+                }
+                for i, c in enumerate(behaviour["tool_calls"])
+            ]
+        finish = behaviour.get(
+            "finish_reason", "tool_calls" if "tool_calls" in behaviour else "stop"
+        )
+        usage = {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
+        if body.get("stream"):
+            return StreamingResponse(
+                _sse(body, message, finish, usage), media_type="text/event-stream"
+            )
+        return JSONResponse(
+            {
+                "id": "chatcmpl-fake",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": body.get("model", "fake"),
+                "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                "usage": usage,
+            }
+        )
+
+
+async def _sse(
+    body: dict[str, Any], message: dict[str, Any], finish: str, usage: dict[str, int]
+) -> AsyncIterator[str]:
+    def chunk(delta: dict[str, Any], finish_reason: str | None, **extra: Any) -> str:
+        data = {
+            "id": "chatcmpl-fake",
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": body.get("model", "fake"),
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
+            **extra,
+        }
+        return f"data: {json.dumps(data)}\n\n"
+
+    content = message.get("content") or ""
+    for start in range(0, len(content), 3):
+        yield chunk({"content": content[start : start + 3]}, None)
+    yield chunk({}, finish)
+    final = {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion.chunk",
+        "choices": [],
+        "usage": usage,
+    }
+    yield f"data: {json.dumps(final)}\n\n"
+    yield "data: [DONE]\n\n"

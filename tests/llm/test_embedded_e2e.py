@@ -1,0 +1,79 @@
+"""The real embedded model (SmolLM2-135M in llama.cpp), end to end. Fetched once if missing."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from autonoma.errors import ModelError, ModelNotFound
+from autonoma.llm import (
+    EmbeddedModel,
+    LLMSettings,
+    StreamDone,
+    TextDelta,
+    Tools,
+    open_model,
+)
+from bench.agent_prompts import AGENT_PROMPTS, AGENT_TOOLS, agent_messages
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture(scope="session")
+def smollm_path() -> Path:
+    from autonoma.llm import ModelStore
+
+    return ModelStore().ensure("smollm2-135m")
+
+
+async def test_twenty_agent_prompts_all_give_valid_commands(smollm_path):
+    model = open_model("local:smollm2-135m?slots=2&context=2048")
+    tools = Tools(AGENT_TOOLS)
+    try:
+        responses = await asyncio.gather(
+            *(
+                model.request(agent_messages(p), output=tools, max_tokens=160, temperature=0.2)
+                for p in AGENT_PROMPTS[:20]
+            )
+        )
+    finally:
+        await model.aclose()
+    names = {spec.name for spec in AGENT_TOOLS}
+    for response in responses:
+        (call,) = response.tool_calls
+        assert call.name in names
+        assert response.usage.prompt_tokens > 0 and not response.usage.estimated
+        assert response.cost_usd == 0.0
+
+
+async def test_streaming_and_prefix_cache(smollm_path):
+    model = EmbeddedModel(smollm_path, settings=LLMSettings(local_context=2048, local_slots=1))
+    messages = [
+        {"role": "system", "content": "You are a terse assistant. " * 20},
+        {"role": "user", "content": "Name a colour."},
+    ]
+    try:
+        events = [e async for e in model.stream(messages, max_tokens=12, temperature=0)]
+        again = await model.request(messages, max_tokens=12, temperature=0)
+    finally:
+        await model.aclose()
+    deltas = [e.text for e in events if isinstance(e, TextDelta)]
+    done = events[-1]
+    assert isinstance(done, StreamDone) and deltas
+    assert "".join(deltas) == done.response.text
+    assert again.usage.cached_tokens > 0  # the repeated prompt prefix came from the KV cache
+
+
+async def test_missing_and_corrupt_model_files_are_clear_errors(tmp_path):
+    with pytest.raises(ModelNotFound, match="does not exist"):
+        await EmbeddedModel(tmp_path / "absent.gguf").request([{"role": "user", "content": "x"}])
+    fake = tmp_path / "fake.gguf"
+    fake.write_bytes(b"not a model")
+    with pytest.raises(ModelNotFound, match="not a GGUF"):
+        await EmbeddedModel(fake).request([{"role": "user", "content": "x"}])
+    broken = tmp_path / "broken.gguf"
+    broken.write_bytes(b"GGUF" + b"\0" * 1000)
+    with pytest.raises(ModelError, match="could not load"):
+        await EmbeddedModel(broken).request([{"role": "user", "content": "x"}])
