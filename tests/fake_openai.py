@@ -143,3 +143,19 @@ async def _sse(
     }
     yield f"data: {json.dumps(final)}\n\n"
     yield "data: [DONE]\n\n"
+
+
+def main() -> None:
+    """Serve until killed, printing the base URL: python -m tests.fake_openai --latency 0.05"""
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--latency", type=float, default=0.0)
+    args = parser.parse_args()
+    with FakeOpenAI(latency_s=args.latency) as server:
+        print(server.base_url, flush=True)
+        threading.Event().wait()
+
+
+if __name__ == "__main__":
+    main()

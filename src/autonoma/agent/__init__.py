@@ -1,0 +1,1 @@
+"""The agent: identity, prompts, the step loop, approval."""

@@ -1,0 +1,69 @@
+"""The agent's answer: thoughts and exactly one command, with a schema made from the tools.
+
+The command is a union of every allowed tool's typed arguments, so a backend that constrains
+decoding cannot name a missing command or give it wrong arguments.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+
+from autonoma.tools import ToolRegistry
+
+THOUGHT_FIELDS = {"text": 300, "reasoning": 300, "plan": 300, "criticism": 200, "speak": 200}
+
+
+class Thoughts(BaseModel):
+    text: str = ""
+    reasoning: str = ""
+    plan: str = ""
+    criticism: str = ""
+    speak: str = ""
+
+
+class Action(BaseModel):
+    thoughts: Thoughts
+    command: str
+    arguments: dict[str, Any]
+
+
+def action_schema(tools: ToolRegistry) -> dict[str, Any]:
+    """One JSON Schema for the whole answer. Thoughts come first so the model reasons before
+    it commits to a command; their lengths are bounded so a small model cannot loop forever."""
+    commands = []
+    for tool in tools:
+        args = tool.spec().parameters
+        commands.append(
+            {
+                "type": "object",
+                "properties": {"name": {"const": tool.name}, "args": args},
+                "required": ["name", "args"],
+                "additionalProperties": False,
+            }
+        )
+    thoughts = {
+        "type": "object",
+        "properties": {
+            field: {"type": "string", "maxLength": limit} for field, limit in THOUGHT_FIELDS.items()
+        },
+        "required": list(THOUGHT_FIELDS),
+        "additionalProperties": False,
+    }
+    return {
+        "type": "object",
+        "properties": {"thoughts": thoughts, "command": {"anyOf": commands}},
+        "required": ["thoughts", "command"],
+        "additionalProperties": False,
+    }
+
+
+def parse_action(data: dict[str, Any]) -> Action:
+    """An Action from an answer already validated against `action_schema`."""
+    command = data["command"]
+    return Action(
+        thoughts=Thoughts.model_validate(data["thoughts"]),
+        command=command["name"],
+        arguments=command.get("args", {}),
+    )

@@ -1,0 +1,58 @@
+"""Who the agent is: a name, a role and up to five goals, made from a free-text goal."""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import BaseModel, Field
+
+from autonoma.errors import ModelError
+from autonoma.llm import Model
+from autonoma.templating import render
+
+
+class AgentIdentity(BaseModel):
+    name: str = Field(min_length=1, max_length=40)
+    role: str = Field(min_length=1, max_length=300)
+    goals: list[str] = Field(min_length=1, max_length=5)
+
+
+class _Draft(BaseModel):
+    """What the model is asked for (bounded so a small model cannot ramble forever)."""
+
+    name: str = Field(min_length=1, max_length=40)
+    description: str = Field(min_length=1, max_length=200)
+    goals: list[str] = Field(min_length=1, max_length=5)
+
+
+def _clean_name(name: str) -> str:
+    cleaned = re.sub(r"[^A-Za-z0-9_-]", "", name.replace(" ", ""))[:40]
+    return cleaned or "AutonomaGPT"
+
+
+def fallback_identity(goal: str) -> AgentIdentity:
+    return AgentIdentity(
+        name="AutonomaGPT",
+        role="an autonomous agent that pursues the goal it is given",
+        goals=[goal[:300]],
+    )
+
+
+async def generate_identity(model: Model, goal: str) -> tuple[AgentIdentity, str | None]:
+    """Ask the model for an identity. On a model failure, fall back to a plain identity whose
+    only goal is the person's goal, and say why (the second value)."""
+    messages = [
+        {"role": "system", "content": render("autonoma.agent", "identity.j2")},
+        {"role": "user", "content": f"Task: {goal}\nAnswer:"},
+    ]
+    try:
+        response = await model.request(messages, output=_Draft, max_tokens=400, temperature=0.2)
+    except ModelError as error:
+        why = f"identity generation failed ({error}); using the goal as is"
+        return fallback_identity(goal), why
+    draft: _Draft = response.data
+    goals = [g.strip()[:300] for g in draft.goals if g.strip()] or [goal[:300]]
+    return (
+        AgentIdentity(name=_clean_name(draft.name), role=draft.description.strip(), goals=goals),
+        None,
+    )

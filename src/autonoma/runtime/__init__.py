@@ -1,0 +1,1 @@
+"""What every layer shares: budgets, events, and the run store."""

@@ -1,0 +1,54 @@
+"""Limits on steps, tokens, money and time, and what is left of them."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+
+class BudgetLimits(BaseModel):
+    """None means no limit."""
+
+    max_steps: int | None = Field(30, ge=1)
+    max_tokens: int | None = Field(None, ge=1)
+    max_usd: float | None = Field(None, ge=0)
+    max_seconds: float | None = Field(None, gt=0)
+
+
+class BudgetSpent(BaseModel):
+    steps: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    usd: float = 0.0
+    seconds: float = 0.0
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+def exhausted(limits: BudgetLimits, spent: BudgetSpent) -> str | None:
+    """Why the budget is spent, or None. Checked before every model call, so a run overshoots
+    a limit by at most the one call in flight."""
+    if limits.max_steps is not None and spent.steps >= limits.max_steps:
+        return f"step limit reached ({spent.steps} of {limits.max_steps} steps)"
+    if limits.max_tokens is not None and spent.tokens >= limits.max_tokens:
+        return f"token limit reached ({spent.tokens} of {limits.max_tokens} tokens)"
+    if limits.max_usd is not None and spent.usd >= limits.max_usd:
+        return f"cost limit reached (${spent.usd:.4f} of ${limits.max_usd:.4f})"
+    if limits.max_seconds is not None and spent.seconds >= limits.max_seconds:
+        return f"time limit reached ({spent.seconds:.0f}s of {limits.max_seconds:.0f}s)"
+    return None
+
+
+def describe_left(limits: BudgetLimits, spent: BudgetSpent) -> str:
+    """One line for the prompt: what is left of each limit."""
+    parts = []
+    if limits.max_steps is not None:
+        parts.append(f"{limits.max_steps - spent.steps} steps")
+    if limits.max_tokens is not None:
+        parts.append(f"{max(0, limits.max_tokens - spent.tokens)} tokens")
+    if limits.max_usd is not None:
+        parts.append(f"${max(0.0, limits.max_usd - spent.usd):.4f}")
+    if limits.max_seconds is not None:
+        parts.append(f"{max(0.0, limits.max_seconds - spent.seconds) / 60:.1f} minutes")
+    return ", ".join(parts) + " left" if parts else "no limits"

@@ -1,0 +1,352 @@
+"""The run store: every run, step and event in SQLite (WAL), written before the next step.
+
+A step is written twice: its intent (thoughts, command, arguments) before its tool runs, and
+its result after. A step with an intent and no result was cut off mid-tool; on resume it is
+reported to the model as interrupted, never silently run again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Literal
+
+import platformdirs
+from pydantic import BaseModel, Field
+
+from autonoma.errors import AutonomaError
+from autonoma.runtime.budget import BudgetSpent
+
+RunStatus = Literal["running", "completed", "budget_exhausted", "stopped", "failed"]
+StepStatus = Literal["running", "done", "invalid", "denied", "interrupted"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    id TEXT PRIMARY KEY,
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL,
+    goal TEXT NOT NULL,
+    identity TEXT NOT NULL,
+    settings TEXT NOT NULL,
+    workspace TEXT NOT NULL,
+    model TEXT NOT NULL,
+    status TEXT NOT NULL,
+    reason TEXT NOT NULL DEFAULT '',
+    spent TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS steps (
+    run_id TEXT NOT NULL REFERENCES runs(id),
+    n INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    thoughts TEXT NOT NULL,
+    command TEXT NOT NULL,
+    arguments TEXT NOT NULL,
+    observation TEXT,
+    ok INTEGER,
+    prompt_tokens INTEGER NOT NULL DEFAULT 0,
+    completion_tokens INTEGER NOT NULL DEFAULT 0,
+    cost_usd REAL NOT NULL DEFAULT 0,
+    started_at REAL NOT NULL,
+    finished_at REAL,
+    PRIMARY KEY (run_id, n)
+);
+CREATE TABLE IF NOT EXISTS events (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id TEXT NOT NULL REFERENCES runs(id),
+    step INTEGER,
+    at REAL NOT NULL,
+    kind TEXT NOT NULL,
+    data TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS events_by_run ON events(run_id, id);
+"""
+
+
+class RunNotFound(AutonomaError):
+    pass
+
+
+class RunRecord(BaseModel):
+    id: str
+    created_at: float
+    updated_at: float
+    goal: str
+    identity: dict[str, Any]
+    settings: dict[str, Any]
+    workspace: str
+    model: str
+    status: RunStatus
+    reason: str = ""
+    spent: BudgetSpent = Field(default_factory=BudgetSpent)
+
+
+class StepRecord(BaseModel):
+    run_id: str
+    n: int
+    status: StepStatus
+    thoughts: dict[str, Any]
+    command: str
+    arguments: dict[str, Any]
+    observation: str | None = None
+    ok: bool | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    started_at: float
+    finished_at: float | None = None
+
+
+class EventRecord(BaseModel):
+    id: int
+    run_id: str
+    step: int | None
+    at: float
+    kind: str
+    data: dict[str, Any]
+
+
+def default_home() -> Path:
+    """$AUTONOMA_HOME, or the user data directory."""
+    return Path(os.environ.get("AUTONOMA_HOME") or platformdirs.user_data_dir("autonoma"))
+
+
+def new_run_id() -> str:
+    return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
+
+
+class RunStore:
+    """One SQLite database. Safe for several threads of a process and several processes."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self._db.row_factory = sqlite3.Row
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=FULL")  # a committed step survives power loss too
+        self._db.execute("PRAGMA busy_timeout=10000")
+        self._db.execute("PRAGMA foreign_keys=ON")
+        with self._tx() as db:
+            db.executescript(_SCHEMA)
+
+    @classmethod
+    def open_default(cls) -> RunStore:
+        return cls(default_home() / "runs.db")
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    # -- runs -----------------------------------------------------------------------------
+
+    def create_run(
+        self,
+        *,
+        goal: str,
+        identity: dict[str, Any],
+        settings: dict[str, Any],
+        workspace: str,
+        model: str,
+        run_id: str | None = None,
+    ) -> RunRecord:
+        now = time.time()
+        record = RunRecord(
+            id=run_id or new_run_id(),
+            created_at=now,
+            updated_at=now,
+            goal=goal,
+            identity=identity,
+            settings=settings,
+            workspace=workspace,
+            model=model,
+            status="running",
+        )
+        with self._tx() as db:
+            db.execute(
+                "INSERT INTO runs VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    record.id,
+                    now,
+                    now,
+                    goal,
+                    json.dumps(identity),
+                    json.dumps(settings),
+                    workspace,
+                    model,
+                    record.status,
+                    "",
+                    record.spent.model_dump_json(),
+                ),
+            )
+        return record
+
+    def get_run(self, run_id: str) -> RunRecord:
+        with self._lock:
+            row = self._db.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
+        if row is None:
+            raise RunNotFound(f"no run {run_id!r} in {self.path}; `autonoma runs` lists them")
+        return _run(row)
+
+    def list_runs(self, limit: int = 50) -> list[RunRecord]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT * FROM runs ORDER BY created_at DESC LIMIT ?", (limit,)
+            ).fetchall()
+        return [_run(r) for r in rows]
+
+    def set_status(
+        self, run_id: str, status: RunStatus, reason: str = "", spent: BudgetSpent | None = None
+    ) -> None:
+        with self._tx() as db:
+            db.execute(
+                "UPDATE runs SET status = ?, reason = ?, updated_at = ? WHERE id = ?",
+                (status, reason, time.time(), run_id),
+            )
+            if spent is not None:
+                _save_spent(db, run_id, spent)
+
+    def save_spent(self, run_id: str, spent: BudgetSpent) -> None:
+        with self._tx() as db:
+            _save_spent(db, run_id, spent)
+
+    # -- steps ----------------------------------------------------------------------------
+
+    def begin_step(self, step: StepRecord, spent: BudgetSpent) -> None:
+        """Record a step's intent (and the budget it spent) before its tool runs."""
+        with self._tx() as db:
+            db.execute(
+                "INSERT INTO steps VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    step.run_id,
+                    step.n,
+                    step.status,
+                    json.dumps(step.thoughts),
+                    step.command,
+                    json.dumps(step.arguments),
+                    step.observation,
+                    None if step.ok is None else int(step.ok),
+                    step.prompt_tokens,
+                    step.completion_tokens,
+                    step.cost_usd,
+                    step.started_at,
+                    step.finished_at,
+                ),
+            )
+            _save_spent(db, step.run_id, spent)
+
+    def finish_step(
+        self,
+        run_id: str,
+        n: int,
+        *,
+        status: StepStatus,
+        observation: str,
+        ok: bool,
+        spent: BudgetSpent | None = None,
+    ) -> None:
+        with self._tx() as db:
+            db.execute(
+                "UPDATE steps SET status = ?, observation = ?, ok = ?, finished_at = ? "
+                "WHERE run_id = ? AND n = ?",
+                (status, observation, int(ok), time.time(), run_id, n),
+            )
+            if spent is not None:
+                _save_spent(db, run_id, spent)
+
+    def steps(self, run_id: str) -> list[StepRecord]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT * FROM steps WHERE run_id = ? ORDER BY n", (run_id,)
+            ).fetchall()
+        return [_step(r) for r in rows]
+
+    # -- events ---------------------------------------------------------------------------
+
+    def add_event(
+        self, run_id: str, kind: str, data: dict[str, Any], step: int | None = None
+    ) -> EventRecord:
+        at = time.time()
+        with self._tx() as db:
+            cursor = db.execute(
+                "INSERT INTO events (run_id, step, at, kind, data) VALUES (?,?,?,?,?)",
+                (run_id, step, at, kind, json.dumps(data, default=str)),
+            )
+            event_id = cursor.lastrowid or 0
+        return EventRecord(id=event_id, run_id=run_id, step=step, at=at, kind=kind, data=data)
+
+    def events(self, run_id: str, after_id: int = 0) -> list[EventRecord]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT * FROM events WHERE run_id = ? AND id > ? ORDER BY id", (run_id, after_id)
+            ).fetchall()
+        return [
+            EventRecord(
+                id=r["id"],
+                run_id=r["run_id"],
+                step=r["step"],
+                at=r["at"],
+                kind=r["kind"],
+                data=json.loads(r["data"]),
+            )
+            for r in rows
+        ]
+
+
+def _save_spent(db: sqlite3.Connection, run_id: str, spent: BudgetSpent) -> None:
+    db.execute(
+        "UPDATE runs SET spent = ?, updated_at = ? WHERE id = ?",
+        (spent.model_dump_json(), time.time(), run_id),
+    )
+
+
+def _run(row: sqlite3.Row) -> RunRecord:
+    return RunRecord(
+        id=row["id"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        goal=row["goal"],
+        identity=json.loads(row["identity"]),
+        settings=json.loads(row["settings"]),
+        workspace=row["workspace"],
+        model=row["model"],
+        status=row["status"],
+        reason=row["reason"],
+        spent=BudgetSpent.model_validate_json(row["spent"]),
+    )
+
+
+def _step(row: sqlite3.Row) -> StepRecord:
+    return StepRecord(
+        run_id=row["run_id"],
+        n=row["n"],
+        status=row["status"],
+        thoughts=json.loads(row["thoughts"]),
+        command=row["command"],
+        arguments=json.loads(row["arguments"]),
+        observation=row["observation"],
+        ok=None if row["ok"] is None else bool(row["ok"]),
+        prompt_tokens=row["prompt_tokens"],
+        completion_tokens=row["completion_tokens"],
+        cost_usd=row["cost_usd"],
+        started_at=row["started_at"],
+        finished_at=row["finished_at"],
+    )

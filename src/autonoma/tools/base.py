@@ -1,0 +1,153 @@
+"""The Tool type and the `@tool` decorator that derives a tool's schema from its signature."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, get_type_hints
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+
+from autonoma.llm import ToolSpec
+from autonoma.tools.workspace import Workspace
+
+
+class Risk(StrEnum):
+    """What a tool can do; approval and policy decide by it."""
+
+    READ = "read"
+    WRITE = "write"
+    EXECUTE = "execute"
+    NETWORK = "network"
+
+
+@dataclass
+class ToolContext:
+    """What a running tool may use. Built per run and handed to every tool call."""
+
+    workspace: Workspace
+    extras: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """What a tool call produced. `final` ends the task (task_complete)."""
+
+    ok: bool
+    output: str
+    final: bool = False
+    untrusted: bool = False  # the output came from outside (web, APIs): data, not instructions
+
+
+ToolFunction = Callable[..., Any]
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    description: str
+    args_model: type[BaseModel]
+    function: ToolFunction
+    risk: Risk = Risk.READ
+    timeout_s: float = 60.0
+    wants_context: bool = True
+
+    def spec(self) -> ToolSpec:
+        schema = self.args_model.model_json_schema()
+        schema.pop("title", None)
+        return ToolSpec(name=self.name, description=self.description, parameters=schema)
+
+    def signature(self) -> str:
+        """`write_file(path: string, text: string)`: how the prompt lists the command."""
+        props = self.args_model.model_json_schema().get("properties", {})
+        args = ", ".join(f"{n}: {p.get('type', 'any')}" for n, p in props.items())
+        return f"{self.name}({args})"
+
+    async def run(self, context: ToolContext, arguments: dict[str, Any]) -> ToolResult:
+        """Validate and run. Bad arguments, exceptions and timeouts become a failed result
+        carrying the error verbatim; they never escape."""
+        try:
+            args = self.args_model.model_validate(arguments)
+        except ValidationError as err:
+            return ToolResult(False, f"error: invalid arguments for {self.name}: {err}")
+        kwargs = {name: getattr(args, name) for name in type(args).model_fields}
+        call: Callable[[], Any]
+        if self.wants_context:
+            call = lambda: self.function(context, **kwargs)  # noqa: E731
+        else:
+            call = lambda: self.function(**kwargs)  # noqa: E731
+        try:
+            if inspect.iscoroutinefunction(self.function):
+                value = await asyncio.wait_for(call(), self.timeout_s)
+            else:
+                value = await asyncio.wait_for(asyncio.to_thread(call), self.timeout_s)
+        except TimeoutError:
+            return ToolResult(False, f"error: {self.name} timed out after {self.timeout_s:g}s")
+        except Exception as err:  # a tool failure is an observation, never a crash
+            return ToolResult(False, f"error: {type(err).__name__}: {err}")
+        if isinstance(value, ToolResult):
+            return value
+        return ToolResult(True, "" if value is None else str(value))
+
+
+_ARG_LINE = re.compile(r"^\s{2,}(\w+)(?:\s*\([^)]*\))?:\s*(.+)$")
+
+
+def _docstring_parts(doc: str) -> tuple[str, dict[str, str]]:
+    """The description (text before "Args:") and per-argument descriptions (Google style)."""
+    doc = inspect.cleandoc(doc or "")
+    head, _, tail = doc.partition("\nArgs:")
+    described: dict[str, str] = {}
+    for line in tail.splitlines():
+        match = _ARG_LINE.match(line)
+        if match:
+            described[match.group(1)] = match.group(2).strip()
+    return " ".join(head.split()), described
+
+
+def tool(
+    *,
+    risk: Risk = Risk.READ,
+    timeout_s: float = 60.0,
+    name: str | None = None,
+) -> Callable[[ToolFunction], Tool]:
+    """Make a Tool from a function. Its typed parameters become the argument schema, its
+    docstring the description (and `Args:` lines each argument's). A first parameter named
+    `context` receives the ToolContext and is not part of the schema."""
+
+    def wrap(function: ToolFunction) -> Tool:
+        hints = get_type_hints(function)
+        params = list(inspect.signature(function).parameters.values())
+        wants_context = bool(params) and params[0].name == "context"
+        if wants_context:
+            params = params[1:]
+        description, arg_docs = _docstring_parts(function.__doc__ or "")
+        fields: dict[str, Any] = {}
+        for param in params:
+            if param.name not in hints:
+                raise TypeError(f"tool {function.__name__}: parameter {param.name} has no type")
+            default = ... if param.default is inspect.Parameter.empty else param.default
+            fields[param.name] = (
+                hints[param.name],
+                Field(default, description=arg_docs.get(param.name)),
+            )
+        args_model = create_model(
+            f"{function.__name__}_args",
+            __config__=ConfigDict(extra="forbid"),
+            **fields,
+        )
+        return Tool(
+            name=name or function.__name__,
+            description=description,
+            args_model=args_model,
+            function=function,
+            risk=risk,
+            timeout_s=timeout_s,
+            wants_context=wants_context,
+        )
+
+    return wrap
