@@ -2,16 +2,41 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
 
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
 from rich.table import Table
+from rich.text import Text
 
+from autonoma.agent.approval import Approver, RefuseWithoutTerminal
+from autonoma.agent.loop import RunOutcome
+from autonoma.agent.session import (
+    DEFAULT_MODEL,
+    RunSettings,
+    create_run,
+    identity_from_options,
+    run_agent,
+)
+from autonoma.cli_view import (
+    ConsoleApprover,
+    LiveView,
+    identity_panel,
+    run_report,
+    runs_table,
+)
 from autonoma.errors import AutonomaError
+from autonoma.llm import Model, open_model
 from autonoma.llm.registry import REGISTRY, ModelStore, lookup
+from autonoma.runtime.budget import BudgetLimits
+from autonoma.runtime.store import RunRecord, RunStore
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="autonoma: autonomous agents")
 models_app = typer.Typer(help="List and fetch embedded models.", invoke_without_command=True)
@@ -54,6 +79,24 @@ def models_list(
     out.print("Any GGUF file works too: --model local:/path/to/model.gguf")
 
 
+@contextmanager
+def fetch_progress(name: str, size: int) -> Iterator[Any]:
+    """A download bar on standard error; yields the callback the model store reports to."""
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        DownloadColumn(),
+        TransferSpeedColumn(),
+    )
+    with Progress(*columns, console=err, transient=True) as bar:
+        task = bar.add_task(f"fetching {name}", total=size)
+
+        def report(done: int, total: int, label: str) -> None:
+            bar.update(task, completed=done, total=total, description=label)
+
+        yield report
+
+
 @models_app.command("pull")
 def models_pull(name: str = typer.Argument(..., help="a registry model name")) -> None:
     """Fetch a model into the cache (once), checking its SHA-256."""
@@ -62,20 +105,187 @@ def models_pull(name: str = typer.Argument(..., help="a registry model name")) -
     if store.is_cached(name) or store.verify(name):
         out.print(f"{name} is already cached at {store.path_for(name)}")
         return
-    columns = (
-        TextColumn("{task.description}"),
-        BarColumn(),
-        DownloadColumn(),
-        TransferSpeedColumn(),
-    )
-    with Progress(*columns, console=err, transient=True) as bar:
-        task = bar.add_task(f"fetching {name}", total=model.size)
-
-        def report(done: int, total: int, label: str) -> None:
-            bar.update(task, completed=done, total=total, description=label)
-
+    with fetch_progress(name, model.size) as report:
         path = store.pull(name, progress=report)
     out.print(f"{name} fetched and verified: {path}")
+
+
+# -- runs -----------------------------------------------------------------------------------
+
+EXIT_CODES = {"completed": 0, "failed": 1, "budget_exhausted": 3, "stopped": 130}
+
+
+def load_model(spec: str) -> Model:
+    """The model a spec names, fetching a registry model (with a progress bar) if needed."""
+    name = spec.removeprefix("local:").split("?")[0]
+    if spec.startswith("local:") and name in REGISTRY and not ModelStore().is_cached(name):
+        with fetch_progress(name, REGISTRY[name].size) as report:
+            return open_model(spec, progress=report)
+    return open_model(spec)
+
+
+def choose_approver(continuous: bool, view_console: Console) -> Approver | None:
+    if continuous:
+        return None
+    if not sys.stdin.isatty():
+        return RefuseWithoutTerminal()
+    return ConsoleApprover(view_console)
+
+
+async def _drive(
+    store: RunStore, model: Model, run: RunRecord, view_console: Console
+) -> RunOutcome:
+    settings = RunSettings.model_validate(run.settings)
+    try:
+        return await run_agent(
+            store,
+            model,
+            run,
+            approver=choose_approver(settings.continuous, view_console),
+            listeners=[LiveView(view_console)],
+        )
+    finally:
+        await model.aclose()
+
+
+def finish(outcome: RunOutcome, as_json: bool, view_console: Console) -> None:
+    if as_json:
+        print(json.dumps(outcome.to_json(), indent=2))
+    else:
+        style = {"completed": "green", "failed": "red"}.get(outcome.status, "yellow")
+        line = Text(f"{outcome.status}", style=f"bold {style}")
+        if outcome.reason:
+            line.append(f": {outcome.reason}")
+        view_console.print(line)
+        spent = outcome.spent
+        view_console.print(
+            f"run {outcome.run_id} · {spent.steps} steps · {spent.tokens} tokens · "
+            f"${spent.usd:.4f} · {spent.seconds:.0f}s · files: {', '.join(outcome.files) or '-'}",
+            style="dim",
+            highlight=False,
+        )
+    raise typer.Exit(EXIT_CODES.get(outcome.status, 1))
+
+
+def drive(store: RunStore, model: Model, run: RunRecord, as_json: bool) -> None:
+    view_console = err if as_json else out
+    try:
+        outcome = asyncio.run(_drive(store, model, run, view_console))
+    except KeyboardInterrupt:
+        err.print(f"[yellow]stopped[/]; continue with: autonoma resume {run.id}", highlight=False)
+        raise typer.Exit(130) from None
+    finish(outcome, as_json, view_console)
+
+
+@app.command()
+def run(
+    goal: str = typer.Argument(..., help="what the agent should achieve"),
+    model: str = typer.Option(DEFAULT_MODEL, "--model", "-m", help="a model spec (docs/llm.md)"),
+    workspace: Path | None = typer.Option(
+        None, "--workspace", "-w", help="the directory the agent works in (default: per run)"
+    ),
+    max_steps: int = typer.Option(30, "--max-steps", min=1, help="step limit"),
+    max_tokens: int | None = typer.Option(None, "--max-tokens", min=1, help="token limit"),
+    budget_usd: float | None = typer.Option(None, "--budget-usd", min=0, help="cost limit"),
+    max_minutes: float | None = typer.Option(
+        None, "--max-minutes", min=0.01, help="wall-time limit"
+    ),
+    continuous: bool = typer.Option(
+        False, "--continuous", help="run risky commands without asking for approval"
+    ),
+    as_json: bool = typer.Option(False, "--json", help="print only a JSON result on stdout"),
+    name: str | None = typer.Option(None, "--name", help="the agent's name (skip generation)"),
+    role: str | None = typer.Option(None, "--role", help="the agent's one-line role"),
+    goals: list[str] = typer.Option([], "--goal", help="a concrete goal (up to 5)"),
+) -> None:
+    """Pursue GOAL with an autonomous agent, showing each step live."""
+    if not goal.strip():
+        raise typer.BadParameter("the goal is empty; say what the agent should achieve")
+    identity = identity_from_options(goal, name, role, goals)
+    limits = BudgetLimits(
+        max_steps=max_steps,
+        max_tokens=max_tokens,
+        max_usd=budget_usd,
+        max_seconds=None if max_minutes is None else max_minutes * 60,
+    )
+    settings = RunSettings(model=model, limits=limits, continuous=continuous)
+    view_console = err if as_json else out
+    llm = load_model(model)
+    store = RunStore.open_default()
+
+    async def start() -> tuple[RunRecord, str | None]:
+        with view_console.status("choosing a name, a role and goals…"):
+            return await create_run(
+                store, llm, goal, settings, workspace=workspace, identity=identity
+            )
+
+    try:
+        record, fallback = asyncio.run(start())
+    except BaseException:
+        asyncio.run(llm.aclose())
+        raise
+    if fallback:
+        err.print(Text(fallback, style="yellow"))
+    view_console.print(identity_panel(record))
+    drive(store, llm, record, as_json)
+
+
+@app.command()
+def resume(
+    run_id: str = typer.Argument(..., help="the run to continue (autonoma runs lists them)"),
+    model: str | None = typer.Option(None, "--model", "-m", help="use another model spec"),
+    as_json: bool = typer.Option(False, "--json", help="print only a JSON result on stdout"),
+) -> None:
+    """Continue a run that was stopped, killed or ran out of budget."""
+    store = RunStore.open_default()
+    record = store.get_run(run_id)
+    if record.status == "completed":
+        raise AutonomaError(f"run {run_id} is already completed")
+    settings = RunSettings.model_validate(record.settings)
+    if model is not None:
+        settings.model = model
+        record = record.model_copy(update={"settings": settings.model_dump()})
+    view_console = err if as_json else out
+    view_console.print(identity_panel(record))
+    drive(store, load_model(settings.model), record, as_json)
+
+
+@app.command()
+def runs(
+    limit: int = typer.Option(50, "--limit", min=1, help="how many, newest first"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON instead of a table"),
+) -> None:
+    """List stored runs, newest first."""
+    records = RunStore.open_default().list_runs(limit)
+    if as_json:
+        print(json.dumps([r.model_dump() for r in records], indent=2))
+    else:
+        out.print(runs_table(records))
+
+
+@app.command()
+def show(
+    run_id: str = typer.Argument(..., help="the run to show"),
+    as_json: bool = typer.Option(False, "--json", help="the run with every step and event"),
+) -> None:
+    """Show one run: identity, status, totals and every step."""
+    store = RunStore.open_default()
+    record = store.get_run(run_id)
+    steps = store.steps(run_id)
+    if as_json:
+        events = store.events(run_id)
+        print(
+            json.dumps(
+                record.model_dump()
+                | {
+                    "steps": [s.model_dump() for s in steps],
+                    "events": [e.model_dump() for e in events],
+                },
+                indent=2,
+            )
+        )
+    else:
+        run_report(out, record, steps)
 
 
 def main() -> None:

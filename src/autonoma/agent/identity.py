@@ -6,7 +6,7 @@ import re
 
 from pydantic import BaseModel, Field
 
-from autonoma.errors import ModelError
+from autonoma.errors import ModelRefused, OutputInvalid
 from autonoma.llm import Model
 from autonoma.templating import render
 
@@ -39,15 +39,16 @@ def fallback_identity(goal: str) -> AgentIdentity:
 
 
 async def generate_identity(model: Model, goal: str) -> tuple[AgentIdentity, str | None]:
-    """Ask the model for an identity. On a model failure, fall back to a plain identity whose
-    only goal is the person's goal, and say why (the second value)."""
+    """Ask the model for an identity. If its answer is unusable, fall back to a plain identity
+    whose only goal is the person's goal, and say why (the second value). A model that cannot
+    be reached raises: there is no point starting a run it cannot serve."""
     messages = [
         {"role": "system", "content": render("autonoma.agent", "identity.j2")},
         {"role": "user", "content": f"Task: {goal}\nAnswer:"},
     ]
     try:
         response = await model.request(messages, output=_Draft, max_tokens=400, temperature=0.2)
-    except ModelError as error:
+    except (OutputInvalid, ModelRefused) as error:
         why = f"identity generation failed ({error}); using the goal as is"
         return fallback_identity(goal), why
     draft: _Draft = response.data

@@ -134,8 +134,10 @@ class RunStore:
         self._db.execute("PRAGMA synchronous=FULL")  # a committed step survives power loss too
         self._db.execute("PRAGMA busy_timeout=10000")
         self._db.execute("PRAGMA foreign_keys=ON")
-        with self._tx() as db:
-            db.executescript(_SCHEMA)
+        with self._lock:
+            self._db.executescript(
+                _SCHEMA
+            )  # its own transaction; IF NOT EXISTS makes it idempotent
 
     @classmethod
     def open_default(cls) -> RunStore:

@@ -1,0 +1,167 @@
+"""What a person sees of a run: each step live, approval prompts, and stored runs.
+
+Model and tool text is printed as plain text (never as rich markup) after neutralising
+control characters, so nothing the model writes can restyle or hide what is shown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from rich.console import Console
+from rich.panel import Panel
+from rich.status import Status
+from rich.table import Table
+from rich.text import Text
+
+from autonoma.agent.approval import ApprovalRequest, Decision
+from autonoma.agent.display import command_line, neutralise
+from autonoma.runtime.store import EventRecord, RunRecord, StepRecord
+
+STATUS_STYLE = {
+    "completed": "green",
+    "running": "cyan",
+    "budget_exhausted": "yellow",
+    "stopped": "yellow",
+    "failed": "red",
+}
+
+
+def short(text: str, limit: int) -> str:
+    text = " ".join(neutralise(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def identity_panel(run: RunRecord) -> Panel:
+    identity = run.identity
+    body = Text()
+    body.append(f"{identity['name']}", style="bold")
+    body.append(f": {neutralise(identity['role'])}\n")
+    for index, goal in enumerate(identity["goals"], 1):
+        body.append(f"  {index}. {neutralise(goal)}\n")
+    body.append(f"model {run.model} · workspace {run.workspace}", style="dim")
+    return Panel(body, title=f"run {run.id}", title_align="left")
+
+
+class LiveView:
+    """Prints each step as its events arrive; a spinner while the model thinks."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self._status: Status | None = None
+
+    def _stop_spinner(self) -> None:
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
+
+    def __call__(self, event: EventRecord) -> None:
+        data = event.data
+        if event.kind == "thinking":
+            self._stop_spinner()
+            self._status = self.console.status(f"step {event.step}: thinking…")
+            self._status.start()
+            return
+        self._stop_spinner()
+        if event.kind == "run_started" and data.get("resumed"):
+            self.console.print("[cyan]resuming[/]")
+        elif event.kind == "step_interrupted":
+            line = f"step {event.step}: {data.get('command', '')} was interrupted by the crash"
+            self.console.print(Text(line, style="yellow"))
+        elif event.kind == "step_intent":
+            self._print_intent(event.step, data)
+        elif event.kind == "step_result":
+            style = "green" if data.get("ok") else "red"
+            mark = "→" if data.get("ok") else "✗"
+            self.console.print(Text(f"  {mark} {short(data.get('observation', ''), 300)}", style))
+        elif event.kind == "step_invalid":
+            line = f"step {event.step}: unusable answer: {short(data.get('error', ''), 300)}"
+            self.console.print(Text(line, style="red"))
+
+    def _print_intent(self, step: int | None, data: dict[str, Any]) -> None:
+        thoughts = data.get("thoughts", {})
+        header = Text(f"step {step}", style="bold cyan")
+        header.append(f"  {data.get('tokens', 0)} tokens · ${data.get('usd', 0.0):.4f}", "dim")
+        self.console.print(header)
+        for label in ("text", "reasoning", "plan", "criticism"):
+            if thoughts.get(label):
+                self.console.print(Text(f"  {label}: {short(thoughts[label], 200)}", "dim"))
+        if thoughts.get("speak"):
+            self.console.print(Text(f"  says: {short(thoughts['speak'], 200)}"))
+        command = command_line(data.get("command", ""), data.get("arguments", {}))
+        self.console.print(Text(f"  $ {short(command, 300)}", style="bold"))
+
+
+class ConsoleApprover:
+    """Asks at the terminal: y, n, y N (this and the next N-1 commands), or free text that
+    the agent receives as feedback instead of the command running."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+
+    async def __call__(self, request: ApprovalRequest) -> Decision:
+        shown = command_line(request.command, request.arguments)
+        self.console.print(
+            Text(f"\nApprove this {request.risk} command?\n  {shown}", style="bold yellow")
+        )
+        answer = await asyncio.to_thread(
+            self.console.input, "[y]es / [n]o / y N (approve N in a row) / or type feedback: "
+        )
+        return parse_answer(answer)
+
+
+def parse_answer(answer: str) -> Decision:
+    text = answer.strip()
+    lowered = text.lower()
+    if lowered in ("y", "yes"):
+        return Decision(kind="yes")
+    if lowered in ("n", "no", ""):
+        return Decision(kind="no")
+    parts = lowered.split()
+    if len(parts) == 2 and parts[0] in ("y", "yes") and parts[1].isdigit() and int(parts[1]) > 0:
+        return Decision(kind="yes", times=int(parts[1]))
+    return Decision(kind="feedback", feedback=text)
+
+
+def runs_table(runs: list[RunRecord]) -> Table:
+    table = Table(title="runs")
+    for column in ("id", "agent", "status", "steps", "tokens", "goal"):
+        table.add_column(column)
+    for run in runs:
+        style = STATUS_STYLE.get(run.status, "")
+        table.add_row(
+            run.id,
+            Text(neutralise(run.identity.get("name", ""))),
+            Text(run.status, style=style),
+            str(run.spent.steps),
+            str(run.spent.tokens),
+            Text(short(run.goal, 60)),
+        )
+    return table
+
+
+def run_report(console: Console, run: RunRecord, steps: list[StepRecord]) -> None:
+    console.print(identity_panel(run))
+    style = STATUS_STYLE.get(run.status, "")
+    line = Text(f"{run.status}", style=f"bold {style}")
+    if run.reason:
+        line.append(f": {neutralise(run.reason)}")
+    console.print(line)
+    spent = run.spent
+    console.print(
+        f"{spent.steps} steps · {spent.prompt_tokens} prompt + {spent.completion_tokens} "
+        f"completion tokens · ${spent.usd:.4f} · {spent.seconds:.0f}s",
+        style="dim",
+    )
+    table = Table()
+    for column in ("#", "status", "command", "result"):
+        table.add_column(column)
+    for step in steps:
+        table.add_row(
+            str(step.n),
+            step.status,
+            Text(short(command_line(step.command, step.arguments), 60)),
+            Text(short(step.observation or "", 80), style="green" if step.ok else "red"),
+        )
+    console.print(table)

@@ -1,0 +1,303 @@
+"""The short-term context: roles alternate, recent steps are verbatim, the budget holds."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+
+from autonoma.memory.context import (
+    ContextLimits,
+    build_context,
+    rough_tokens,
+    summary_line,
+)
+from autonoma.runtime.store import StepRecord
+from autonoma.templating import render
+
+SYSTEM = "You are Researcher. Your goals: 1. write report.md"
+CLOSING = render("autonoma.memory", "next_step.j2")
+SUMMARY_LINE = re.compile(r"^step (\d+): ", re.MULTILINE)
+
+
+def make_step(n: int, observation: str | None = None, **changes: Any) -> StepRecord:
+    values: dict[str, Any] = {
+        "run_id": "run-1",
+        "n": n,
+        "status": "done",
+        "thoughts": {"text": f"thought {n}", "plan": "write it"},
+        "command": "write_file",
+        "arguments": {"path": f"file-{n}.txt", "text": f"content {n}"},
+        "observation": f"wrote 9 characters to file-{n}.txt"
+        if observation is None
+        else observation,
+        "ok": True,
+        "started_at": 1000.0 + n,
+    }
+    values.update(changes)
+    return StepRecord(**values)
+
+
+def steps_with(count: int, observation_chars: int = 0) -> list[StepRecord]:
+    return [
+        make_step(
+            n, f"result of step {n}\n" + "o" * observation_chars if observation_chars else None
+        )
+        for n in range(1, count + 1)
+    ]
+
+
+def total_tokens(messages: list[dict[str, Any]]) -> int:
+    return sum(rough_tokens(m["content"]) for m in messages)
+
+
+def verbatim_steps(messages: list[dict[str, Any]]) -> list[int]:
+    """The step numbers shown in full, from the assistant messages (our own JSON answers)."""
+    numbers = []
+    for m in messages:
+        if m["role"] == "assistant":
+            answer = json.loads(m["content"])
+            numbers.append(int(answer["command"]["args"]["path"].removeprefix("file-")[:-4]))
+    return numbers
+
+
+def summary_of(messages: list[dict[str, Any]]) -> str | None:
+    found = [m["content"] for m in messages if m["content"].startswith("Earlier steps, summarised")]
+    assert len(found) <= 1
+    return found[0] if found else None
+
+
+def assert_well_formed(messages: list[dict[str, Any]]) -> None:
+    assert messages[0] == {"role": "system", "content": SYSTEM}
+    conversation = messages[1:]
+    assert conversation, "there must be at least the request for the next command"
+    assert [m["role"] for m in conversation] == [
+        "user" if i % 2 == 0 else "assistant" for i in range(len(conversation))
+    ]
+    assert conversation[-1]["role"] == "user"
+    assert conversation[-1]["content"].endswith(CLOSING)
+    assert sum(CLOSING in m["content"] for m in messages) == 1
+
+
+def test_no_steps_is_system_and_the_request() -> None:
+    messages = build_context(SYSTEM, [])
+    assert messages == [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": CLOSING},
+    ]
+    assert "exactly one command" in CLOSING
+
+
+@pytest.mark.parametrize("count", [1, 2, 7, 8, 9, 15, 40])
+@pytest.mark.parametrize("observation_chars", [0, 3000])
+def test_roles_alternate_from_user_to_the_closing_request(
+    count: int, observation_chars: int
+) -> None:
+    messages = build_context(SYSTEM, steps_with(count, observation_chars))
+    assert_well_formed(messages)
+
+
+def test_few_steps_are_all_verbatim_in_order() -> None:
+    steps = steps_with(3)
+    messages = build_context(SYSTEM, steps)
+    assert_well_formed(messages)
+    assert summary_of(messages) is None
+    assert messages[1] == {"role": "user", "content": "Your steps so far follow."}
+    assert verbatim_steps(messages) == [1, 2, 3]
+
+    assert json.loads(messages[2]["content"]) == {
+        "thoughts": {"text": "thought 1", "plan": "write it"},
+        "command": {"name": "write_file", "args": {"path": "file-1.txt", "text": "content 1"}},
+    }
+    assert messages[3]["content"] == "Result of write_file: wrote 9 characters to file-1.txt"
+    assert messages[-1]["content"] == (
+        f"Result of write_file: wrote 9 characters to file-3.txt\n\n{CLOSING}"
+    )
+
+
+def test_only_max_recent_steps_are_verbatim_and_older_ones_are_summarised() -> None:
+    steps = steps_with(20)
+    limits = ContextLimits(max_tokens=100_000, max_recent_steps=5)
+    messages = build_context(SYSTEM, steps, limits)
+    assert_well_formed(messages)
+
+    assert verbatim_steps(messages) == [16, 17, 18, 19, 20]
+    summary = summary_of(messages)
+    assert summary is not None
+    assert messages[1]["content"] == summary  # right after the system prompt
+    assert summary.startswith("Earlier steps, summarised (15 steps):")
+    assert "left out" not in summary
+    assert [int(n) for n in SUMMARY_LINE.findall(summary)] == list(range(1, 16))
+    assert (
+        'step 1: write_file {"path": "file-1.txt", "text": "content 1"} '
+        "-> wrote 9 characters to file-1.txt"
+    ) in summary.splitlines()
+
+
+def test_many_long_steps_stay_inside_the_token_budget() -> None:
+    steps = steps_with(40, observation_chars=5000)
+    limits = ContextLimits()
+    messages = build_context(SYSTEM, steps, limits)
+    assert_well_formed(messages)
+
+    assert total_tokens(messages) <= limits.max_tokens
+    shown = verbatim_steps(messages)
+    assert 1 <= len(shown) <= limits.max_recent_steps
+    assert shown == list(range(41 - len(shown), 41))  # the most recent, contiguous
+
+    summary = summary_of(messages)
+    assert summary is not None
+    summarised = [int(n) for n in SUMMARY_LINE.findall(summary)]
+    older = 40 - len(shown)
+    omitted_match = re.search(r"the oldest (\d+) left out", summary)
+    omitted = int(omitted_match.group(1)) if omitted_match else 0
+    assert summary.startswith(f"Earlier steps, summarised ({older} steps")
+    assert summarised == list(range(omitted + 1, older + 1))
+    # a summary is one line: the long observation is not in it
+    assert "o" * 200 not in summary
+    for message in messages:
+        if message["role"] == "user" and message["content"].startswith("Result of"):
+            assert len(message["content"]) < 2200  # observations were cut
+
+
+@pytest.mark.parametrize("max_tokens", [400, 600, 1000, 2500, 6000])
+@pytest.mark.parametrize("max_recent_steps", [0, 1, 4, 8])
+@pytest.mark.parametrize("observation_chars", [0, 600, 5000])
+def test_budget_holds_across_limits(
+    max_tokens: int, max_recent_steps: int, observation_chars: int
+) -> None:
+    limits = ContextLimits(max_tokens=max_tokens, max_recent_steps=max_recent_steps)
+    messages = build_context(SYSTEM, steps_with(40, observation_chars), limits)
+    assert_well_formed(messages)
+    assert total_tokens(messages) <= max_tokens
+    assert len(verbatim_steps(messages)) <= max_recent_steps
+
+
+def test_when_summaries_do_not_fit_the_oldest_are_left_out_with_a_count() -> None:
+    limits = ContextLimits(max_tokens=600, max_recent_steps=2)
+    messages = build_context(SYSTEM, steps_with(40), limits)
+    assert_well_formed(messages)
+    assert total_tokens(messages) <= limits.max_tokens
+
+    shown = verbatim_steps(messages)
+    assert shown == [39, 40]
+    summary = summary_of(messages)
+    assert summary is not None
+    match = re.match(r"Earlier steps, summarised \(38 steps, the oldest (\d+) left out\):", summary)
+    assert match, summary.splitlines()[0]
+    omitted = int(match.group(1))
+    summarised = [int(n) for n in SUMMARY_LINE.findall(summary)]
+    assert omitted > 0
+    assert summarised, "some summaries should still fit"
+    assert summarised == list(range(omitted + 1, 39))  # the newest older steps are kept
+
+    # and the summary is as full as the budget allows: one more line would not have fitted
+    one_more = render(
+        "autonoma.memory",
+        "summary.j2",
+        count=38,
+        omitted=omitted - 1,
+        lines=[summary_line(s) for s in steps_with(38)[omitted - 1 :]],
+    )
+    last_result = messages[-1]["content"].removesuffix(f"\n\n{CLOSING}")
+    rest = rough_tokens(SYSTEM) + rough_tokens(CLOSING) + rough_tokens(last_result)
+    rest += total_tokens(messages[2:-1])
+    assert rest + rough_tokens(summary) <= limits.max_tokens
+    assert rest + rough_tokens(one_more) > limits.max_tokens
+
+
+def test_a_custom_token_counter_is_used_for_the_budget() -> None:
+    def words(text: str) -> int:
+        return len(text.split())
+
+    limits = ContextLimits(max_tokens=300, max_recent_steps=8)
+    messages = build_context(SYSTEM, steps_with(40, observation_chars=0), limits, count=words)
+    assert_well_formed(messages)
+    assert sum(words(m["content"]) for m in messages) <= 300
+    assert len(verbatim_steps(messages)) == 8
+    # with the default counter the same budget holds fewer steps: the counter really is used
+    by_rough_tokens = build_context(SYSTEM, steps_with(40, observation_chars=0), limits)
+    assert len(verbatim_steps(by_rough_tokens)) < 8
+
+
+def test_an_invalid_step_is_shown_as_unusable() -> None:
+    steps = [
+        make_step(1),
+        make_step(2, "the answer was not valid JSON: Expecting value", status="invalid", ok=False),
+        make_step(3),
+    ]
+    messages = build_context(SYSTEM, steps)
+    assert_well_formed(messages)
+    assert messages[5] == {
+        "role": "user",
+        "content": "Your answer could not be used: the answer was not valid JSON: Expecting value",
+    }
+
+    summarised = build_context(SYSTEM, steps, ContextLimits(max_recent_steps=0))
+    summary = summary_of(summarised)
+    assert summary is not None
+    assert "step 2: invalid answer" in summary.splitlines()
+
+
+def test_a_long_observation_is_cut_with_a_note() -> None:
+    observation = "x" * 1500 + "END-OF-OUTPUT"
+    messages = build_context(
+        SYSTEM,
+        [make_step(1, observation, command="read_file")],
+        ContextLimits(observation_chars=1000),
+    )
+    assert_well_formed(messages)
+    result = messages[-1]["content"]
+    assert result == (f"Result of read_file: {'x' * 1000}\n[cut: 513 more characters]\n\n{CLOSING}")
+    assert "END-OF-OUTPUT" not in result
+
+
+def test_an_observation_at_the_limit_is_not_cut() -> None:
+    messages = build_context(
+        SYSTEM, [make_step(1, "y" * 1000)], ContextLimits(observation_chars=1000)
+    )
+    assert "[cut" not in messages[-1]["content"]
+    assert "y" * 1000 in messages[-1]["content"]
+
+
+def test_a_step_without_a_result_says_so() -> None:
+    interrupted = make_step(1, status="interrupted", ok=None)
+    interrupted = interrupted.model_copy(update={"observation": None})
+    messages = build_context(SYSTEM, [interrupted])
+    assert messages[-1]["content"].startswith("Result of write_file: (no result recorded)")
+
+
+def test_a_step_too_big_to_show_is_summarised_instead() -> None:
+    huge = make_step(1, arguments={"path": "file-1.txt", "text": "z" * 40_000})
+    messages = build_context(SYSTEM, [huge])
+    assert_well_formed(messages)
+    assert total_tokens(messages) <= ContextLimits().max_tokens
+    assert verbatim_steps(messages) == []
+    assert len(messages) == 2
+    assert messages[1]["content"].startswith("Earlier steps, summarised (1 step):\nstep 1: ")
+    assert "z" * 100 not in messages[1]["content"]
+
+
+def test_summary_line_is_one_short_line() -> None:
+    failed = make_step(
+        7,
+        "error: FileNotFoundError: a.txt does not exist\nsecond line",
+        command="read_file",
+        arguments={"path": "a" * 200},
+        ok=False,
+    )
+    line = summary_line(failed)
+    assert "\n" not in line
+    args = json.dumps(failed.arguments)
+    assert line == (
+        f"step 7: read_file {args[:77]}... -> error: FileNotFoundError: a.txt does not exist"
+        " (failed)"
+    )
+
+    ok = summary_line(make_step(8))
+    assert ok == (
+        'step 8: write_file {"path": "file-8.txt", "text": "content 8"} '
+        "-> wrote 9 characters to file-8.txt"
+    )
