@@ -7,6 +7,7 @@ Each request takes the next behaviour from `script` (or `default` when the scrip
     {"stall": 5.0}                                      accept, then say nothing for 5 s
     {"refusal": "I can't help with that"}               an OpenAI refusal
 Every request's JSON body is kept in `requests`. `latency_s` delays every answer.
+`responder`, when set, decides each behaviour from the request body instead of the script.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import socket
 import threading
 import time
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import uvicorn
@@ -33,6 +34,7 @@ class FakeOpenAI:
         self.default: dict[str, Any] = {"content": "hello"}
         self.requests: list[dict[str, Any]] = []
         self.latency_s = latency_s
+        self.responder: Callable[[dict[str, Any]], dict[str, Any]] | None = None
         self._lock = threading.Lock()
         app = Starlette(routes=[Route("/v1/chat/completions", self._chat, methods=["POST"])])
         sock = socket.socket()
@@ -73,7 +75,10 @@ class FakeOpenAI:
         body = await request.json()
         with self._lock:
             self.requests.append(body)
-            behaviour = self.script.popleft() if self.script else self.default
+            if self.responder is not None:
+                behaviour = self.responder(body)
+            else:
+                behaviour = self.script.popleft() if self.script else self.default
         if self.latency_s:
             await asyncio.sleep(self.latency_s)
         if "stall" in behaviour:

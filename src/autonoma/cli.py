@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -132,20 +132,24 @@ def choose_approver(continuous: bool, view_console: Console) -> Approver | None:
     return ConsoleApprover(view_console)
 
 
-async def _drive(
-    store: RunStore, model: Model, run: RunRecord, view_console: Console
-) -> RunOutcome:
-    settings = RunSettings.model_validate(run.settings)
-    try:
-        return await run_agent(
-            store,
-            model,
-            run,
-            approver=choose_approver(settings.continuous, view_console),
-            listeners=[LiveView(view_console)],
-        )
-    finally:
-        await model.aclose()
+def limits_from(
+    max_steps: int | None,
+    max_tokens: int | None,
+    budget_usd: float | None,
+    max_minutes: float | None,
+    base: BudgetLimits | None = None,
+) -> BudgetLimits:
+    """Budget limits from CLI options; options not given keep `base`'s values."""
+    limits = (base or BudgetLimits()).model_copy()
+    if max_steps is not None:
+        limits.max_steps = max_steps
+    if max_tokens is not None:
+        limits.max_tokens = max_tokens
+    if budget_usd is not None:
+        limits.max_usd = budget_usd
+    if max_minutes is not None:
+        limits.max_seconds = max_minutes * 60
+    return limits
 
 
 def finish(outcome: RunOutcome, as_json: bool, view_console: Console) -> None:
@@ -167,12 +171,40 @@ def finish(outcome: RunOutcome, as_json: bool, view_console: Console) -> None:
     raise typer.Exit(EXIT_CODES.get(outcome.status, 1))
 
 
-def drive(store: RunStore, model: Model, run: RunRecord, as_json: bool) -> None:
+async def _start_and_drive(
+    store: RunStore,
+    llm: Model,
+    view_console: Console,
+    begin: Callable[[], Awaitable[RunRecord]],
+) -> RunOutcome:
+    """Make or load the run, then drive it, all in one event loop; the model is always
+    closed. The run's id is printed before the first step so a person can resume it."""
+    try:
+        record = await begin()
+        view_console.print(identity_panel(record))
+        settings = RunSettings.model_validate(record.settings)
+        return await run_agent(
+            store,
+            llm,
+            record,
+            approver=choose_approver(settings.continuous, view_console),
+            listeners=[LiveView(view_console)],
+        )
+    finally:
+        await llm.aclose()
+
+
+def drive(
+    store: RunStore,
+    llm: Model,
+    as_json: bool,
+    begin: Callable[[], Awaitable[RunRecord]],
+) -> None:
     view_console = err if as_json else out
     try:
-        outcome = asyncio.run(_drive(store, model, run, view_console))
+        outcome = asyncio.run(_start_and_drive(store, llm, view_console, begin))
     except KeyboardInterrupt:
-        err.print(f"[yellow]stopped[/]; continue with: autonoma resume {run.id}", highlight=False)
+        err.print("[yellow]stopped[/]; continue with: autonoma resume RUN_ID", highlight=False)
         raise typer.Exit(130) from None
     finish(outcome, as_json, view_console)
 
@@ -202,52 +234,53 @@ def run(
     if not goal.strip():
         raise typer.BadParameter("the goal is empty; say what the agent should achieve")
     identity = identity_from_options(goal, name, role, goals)
-    limits = BudgetLimits(
-        max_steps=max_steps,
-        max_tokens=max_tokens,
-        max_usd=budget_usd,
-        max_seconds=None if max_minutes is None else max_minutes * 60,
-    )
+    limits = limits_from(max_steps, max_tokens, budget_usd, max_minutes)
     settings = RunSettings(model=model, limits=limits, continuous=continuous)
     view_console = err if as_json else out
     llm = load_model(model)
     store = RunStore.open_default()
 
-    async def start() -> tuple[RunRecord, str | None]:
+    async def begin() -> RunRecord:
         with view_console.status("choosing a name, a role and goals…"):
-            return await create_run(
+            record, fallback = await create_run(
                 store, llm, goal, settings, workspace=workspace, identity=identity
             )
+        if fallback:
+            err.print(Text(fallback, style="yellow"))
+        return record
 
-    try:
-        record, fallback = asyncio.run(start())
-    except BaseException:
-        asyncio.run(llm.aclose())
-        raise
-    if fallback:
-        err.print(Text(fallback, style="yellow"))
-    view_console.print(identity_panel(record))
-    drive(store, llm, record, as_json)
+    drive(store, llm, as_json, begin)
 
 
 @app.command()
 def resume(
     run_id: str = typer.Argument(..., help="the run to continue (autonoma runs lists them)"),
     model: str | None = typer.Option(None, "--model", "-m", help="use another model spec"),
+    max_steps: int | None = typer.Option(None, "--max-steps", min=1, help="a new step limit"),
+    max_tokens: int | None = typer.Option(None, "--max-tokens", min=1, help="a new token limit"),
+    budget_usd: float | None = typer.Option(None, "--budget-usd", min=0, help="a new cost limit"),
+    max_minutes: float | None = typer.Option(
+        None, "--max-minutes", min=0.01, help="a new wall-time limit"
+    ),
     as_json: bool = typer.Option(False, "--json", help="print only a JSON result on stdout"),
 ) -> None:
-    """Continue a run that was stopped, killed or ran out of budget."""
+    """Continue a run that was stopped, killed or ran out of budget (raise its limits with
+    the same options as run)."""
     store = RunStore.open_default()
     record = store.get_run(run_id)
     if record.status == "completed":
-        raise AutonomaError(f"run {run_id} is already completed")
+        raise AutonomaError(f"run {run_id} is already completed; start a new one with run")
     settings = RunSettings.model_validate(record.settings)
+    settings.limits = limits_from(max_steps, max_tokens, budget_usd, max_minutes, settings.limits)
     if model is not None:
         settings.model = model
-        record = record.model_copy(update={"settings": settings.model_dump()})
-    view_console = err if as_json else out
-    view_console.print(identity_panel(record))
-    drive(store, load_model(settings.model), record, as_json)
+    store.set_settings(run_id, settings.model_dump())
+    llm = load_model(settings.model)
+
+    async def begin() -> RunRecord:
+        return await asyncio.to_thread(store.get_run, run_id)
+
+    drive(store, llm, as_json, begin)
 
 
 @app.command()

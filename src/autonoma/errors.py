@@ -15,7 +15,12 @@ class ConfigError(AutonomaError):
 
 
 class ModelError(AutonomaError):
-    """Something went wrong talking to a model."""
+    """Something went wrong talking to a model. When the model did answer (an invalid, cut-off
+    or refused answer), what those answers cost is kept here so budgets still count it."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
 
 
 class ModelSpecError(ModelError, ConfigError):

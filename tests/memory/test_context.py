@@ -18,7 +18,7 @@ from autonoma.runtime.store import StepRecord
 from autonoma.templating import render
 
 SYSTEM = "You are Researcher. Your goals: 1. write report.md"
-CLOSING = render("autonoma.memory", "next_step.j2")
+CLOSING = "Determine exactly one command to use next."
 SUMMARY_LINE = re.compile(r"^step (\d+): ", re.MULTILINE)
 
 
@@ -82,12 +82,11 @@ def assert_well_formed(messages: list[dict[str, Any]]) -> None:
 
 
 def test_no_steps_is_system_and_the_request() -> None:
-    messages = build_context(SYSTEM, [])
+    messages = build_context(SYSTEM, [], CLOSING)
     assert messages == [
         {"role": "system", "content": SYSTEM},
         {"role": "user", "content": CLOSING},
     ]
-    assert "exactly one command" in CLOSING
 
 
 @pytest.mark.parametrize("count", [1, 2, 7, 8, 9, 15, 40])
@@ -95,13 +94,13 @@ def test_no_steps_is_system_and_the_request() -> None:
 def test_roles_alternate_from_user_to_the_closing_request(
     count: int, observation_chars: int
 ) -> None:
-    messages = build_context(SYSTEM, steps_with(count, observation_chars))
+    messages = build_context(SYSTEM, steps_with(count, observation_chars), CLOSING)
     assert_well_formed(messages)
 
 
 def test_few_steps_are_all_verbatim_in_order() -> None:
     steps = steps_with(3)
-    messages = build_context(SYSTEM, steps)
+    messages = build_context(SYSTEM, steps, CLOSING)
     assert_well_formed(messages)
     assert summary_of(messages) is None
     assert messages[1] == {"role": "user", "content": "Your steps so far follow."}
@@ -120,7 +119,7 @@ def test_few_steps_are_all_verbatim_in_order() -> None:
 def test_only_max_recent_steps_are_verbatim_and_older_ones_are_summarised() -> None:
     steps = steps_with(20)
     limits = ContextLimits(max_tokens=100_000, max_recent_steps=5)
-    messages = build_context(SYSTEM, steps, limits)
+    messages = build_context(SYSTEM, steps, CLOSING, limits)
     assert_well_formed(messages)
 
     assert verbatim_steps(messages) == [16, 17, 18, 19, 20]
@@ -139,7 +138,7 @@ def test_only_max_recent_steps_are_verbatim_and_older_ones_are_summarised() -> N
 def test_many_long_steps_stay_inside_the_token_budget() -> None:
     steps = steps_with(40, observation_chars=5000)
     limits = ContextLimits()
-    messages = build_context(SYSTEM, steps, limits)
+    messages = build_context(SYSTEM, steps, CLOSING, limits)
     assert_well_formed(messages)
 
     assert total_tokens(messages) <= limits.max_tokens
@@ -169,7 +168,7 @@ def test_budget_holds_across_limits(
     max_tokens: int, max_recent_steps: int, observation_chars: int
 ) -> None:
     limits = ContextLimits(max_tokens=max_tokens, max_recent_steps=max_recent_steps)
-    messages = build_context(SYSTEM, steps_with(40, observation_chars), limits)
+    messages = build_context(SYSTEM, steps_with(40, observation_chars), CLOSING, limits)
     assert_well_formed(messages)
     assert total_tokens(messages) <= max_tokens
     assert len(verbatim_steps(messages)) <= max_recent_steps
@@ -177,7 +176,7 @@ def test_budget_holds_across_limits(
 
 def test_when_summaries_do_not_fit_the_oldest_are_left_out_with_a_count() -> None:
     limits = ContextLimits(max_tokens=600, max_recent_steps=2)
-    messages = build_context(SYSTEM, steps_with(40), limits)
+    messages = build_context(SYSTEM, steps_with(40), CLOSING, limits)
     assert_well_formed(messages)
     assert total_tokens(messages) <= limits.max_tokens
 
@@ -213,12 +212,14 @@ def test_a_custom_token_counter_is_used_for_the_budget() -> None:
         return len(text.split())
 
     limits = ContextLimits(max_tokens=300, max_recent_steps=8)
-    messages = build_context(SYSTEM, steps_with(40, observation_chars=0), limits, count=words)
+    messages = build_context(
+        SYSTEM, steps_with(40, observation_chars=0), CLOSING, limits, count=words
+    )
     assert_well_formed(messages)
     assert sum(words(m["content"]) for m in messages) <= 300
     assert len(verbatim_steps(messages)) == 8
     # with the default counter the same budget holds fewer steps: the counter really is used
-    by_rough_tokens = build_context(SYSTEM, steps_with(40, observation_chars=0), limits)
+    by_rough_tokens = build_context(SYSTEM, steps_with(40, observation_chars=0), CLOSING, limits)
     assert len(verbatim_steps(by_rough_tokens)) < 8
 
 
@@ -228,14 +229,14 @@ def test_an_invalid_step_is_shown_as_unusable() -> None:
         make_step(2, "the answer was not valid JSON: Expecting value", status="invalid", ok=False),
         make_step(3),
     ]
-    messages = build_context(SYSTEM, steps)
+    messages = build_context(SYSTEM, steps, CLOSING)
     assert_well_formed(messages)
     assert messages[5] == {
         "role": "user",
         "content": "Your answer could not be used: the answer was not valid JSON: Expecting value",
     }
 
-    summarised = build_context(SYSTEM, steps, ContextLimits(max_recent_steps=0))
+    summarised = build_context(SYSTEM, steps, CLOSING, ContextLimits(max_recent_steps=0))
     summary = summary_of(summarised)
     assert summary is not None
     assert "step 2: invalid answer" in summary.splitlines()
@@ -246,6 +247,7 @@ def test_a_long_observation_is_cut_with_a_note() -> None:
     messages = build_context(
         SYSTEM,
         [make_step(1, observation, command="read_file")],
+        CLOSING,
         ContextLimits(observation_chars=1000),
     )
     assert_well_formed(messages)
@@ -256,7 +258,7 @@ def test_a_long_observation_is_cut_with_a_note() -> None:
 
 def test_an_observation_at_the_limit_is_not_cut() -> None:
     messages = build_context(
-        SYSTEM, [make_step(1, "y" * 1000)], ContextLimits(observation_chars=1000)
+        SYSTEM, [make_step(1, "y" * 1000)], CLOSING, ContextLimits(observation_chars=1000)
     )
     assert "[cut" not in messages[-1]["content"]
     assert "y" * 1000 in messages[-1]["content"]
@@ -265,13 +267,13 @@ def test_an_observation_at_the_limit_is_not_cut() -> None:
 def test_a_step_without_a_result_says_so() -> None:
     interrupted = make_step(1, status="interrupted", ok=None)
     interrupted = interrupted.model_copy(update={"observation": None})
-    messages = build_context(SYSTEM, [interrupted])
+    messages = build_context(SYSTEM, [interrupted], CLOSING)
     assert messages[-1]["content"].startswith("Result of write_file: (no result recorded)")
 
 
 def test_a_step_too_big_to_show_is_summarised_instead() -> None:
     huge = make_step(1, arguments={"path": "file-1.txt", "text": "z" * 40_000})
-    messages = build_context(SYSTEM, [huge])
+    messages = build_context(SYSTEM, [huge], CLOSING)
     assert_well_formed(messages)
     assert total_tokens(messages) <= ContextLimits().max_tokens
     assert verbatim_steps(messages) == []

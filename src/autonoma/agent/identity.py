@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
 from autonoma.errors import ModelRefused, OutputInvalid
 from autonoma.llm import Model
 from autonoma.templating import render
+from autonoma.tools import ToolRegistry
 
 
 class AgentIdentity(BaseModel):
@@ -38,22 +40,42 @@ def fallback_identity(goal: str) -> AgentIdentity:
     )
 
 
-async def generate_identity(model: Model, goal: str) -> tuple[AgentIdentity, str | None]:
-    """Ask the model for an identity. If its answer is unusable, fall back to a plain identity
-    whose only goal is the person's goal, and say why (the second value). A model that cannot
-    be reached raises: there is no point starting a run it cannot serve."""
+@dataclass(frozen=True)
+class GeneratedIdentity:
+    """An identity the model made, or the fallback and why; and what asking cost."""
+
+    identity: AgentIdentity
+    fallback_reason: str | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+
+
+async def generate_identity(model: Model, goal: str, tools: ToolRegistry) -> GeneratedIdentity:
+    """Ask the model for an identity whose goals fit `tools`, the commands the agent will have.
+    If its answer is unusable, fall back to a plain identity whose only goal is the person's
+    goal, and say why. A model that cannot be reached raises: there is no point starting a
+    run it cannot serve."""
     messages = [
-        {"role": "system", "content": render("autonoma.agent", "identity.j2")},
+        {"role": "system", "content": render("autonoma.agent", "identity.j2", tools=list(tools))},
         {"role": "user", "content": f"Task: {goal}\nAnswer:"},
     ]
     try:
         response = await model.request(messages, output=_Draft, max_tokens=400, temperature=0.2)
     except (OutputInvalid, ModelRefused) as error:
-        why = f"identity generation failed ({error}); using the goal as is"
-        return fallback_identity(goal), why
+        return GeneratedIdentity(
+            fallback_identity(goal),
+            f"identity generation failed ({error}); using the goal as is",
+            error.prompt_tokens,
+            error.completion_tokens,
+            error.cost_usd,
+        )
     draft: _Draft = response.data
     goals = [g.strip()[:300] for g in draft.goals if g.strip()] or [goal[:300]]
-    return (
+    return GeneratedIdentity(
         AgentIdentity(name=_clean_name(draft.name), role=draft.description.strip(), goals=goals),
         None,
+        response.usage.prompt_tokens,
+        response.usage.completion_tokens,
+        response.cost_usd,
     )

@@ -151,7 +151,7 @@ class Agent:
                 await self._emit(run_id, "step_interrupted", step.n, command=step.command)
 
     def system_prompt(
-        self, identity: AgentIdentity, workspace: Workspace, spent: BudgetSpent
+        self, run: RunRecord, identity: AgentIdentity, workspace: Workspace, spent: BudgetSpent
     ) -> str:
         files = workspace.files()
         listing = ", ".join(files[:20]) + (
@@ -161,11 +161,32 @@ class Agent:
             "autonoma.agent",
             "system.j2",
             identity=identity,
+            task=run.goal,
             tools=list(self.tools),
             approval=not self.config.continuous,
             files=listing,
             budget_left=describe_left(self.config.limits, spent),
         )
+
+    def messages(
+        self,
+        run: RunRecord,
+        identity: AgentIdentity,
+        workspace: Workspace,
+        steps: list[StepRecord],
+        spent: BudgetSpent,
+    ) -> list[dict[str, Any]]:
+        """What the model sees at the next step: the system prompt, the steps so far inside
+        the context budget, and the request for one command with the goals restated."""
+        prompt = self.system_prompt(run, identity, workspace, spent)
+        closing = render(
+            "autonoma.agent",
+            "next_step.j2",
+            first=not steps,
+            goals=identity.goals,
+            files=workspace.files(),
+        )
+        return build_context(prompt, steps, closing, self.config.context)
 
     async def _step(
         self,
@@ -177,8 +198,7 @@ class Agent:
         spent: BudgetSpent,
     ) -> tuple[StepRecord, ToolResult | None]:
         n = len(steps) + 1
-        prompt = self.system_prompt(identity, workspace, spent)
-        messages = build_context(prompt, steps, self.config.context)
+        messages = self.messages(run, identity, workspace, steps, spent)
         await self._emit(run.id, "thinking", n)
         started = time.time()
         try:
@@ -190,6 +210,9 @@ class Agent:
             )
         except (OutputInvalid, ModelRefused) as error:
             spent.steps += 1
+            spent.prompt_tokens += error.prompt_tokens
+            spent.completion_tokens += error.completion_tokens
+            spent.usd += error.cost_usd
             step = StepRecord(
                 run_id=run.id,
                 n=n,
@@ -199,6 +222,9 @@ class Agent:
                 arguments={},
                 observation=str(error),
                 ok=False,
+                prompt_tokens=error.prompt_tokens,
+                completion_tokens=error.completion_tokens,
+                cost_usd=error.cost_usd,
                 started_at=started,
                 finished_at=time.time(),
             )

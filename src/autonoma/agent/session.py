@@ -5,6 +5,7 @@ The CLI (and later the server) call these; they hold no display logic.
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ from autonoma.agent.identity import AgentIdentity, generate_identity
 from autonoma.agent.loop import Agent, AgentConfig, EventListener, RunOutcome
 from autonoma.errors import ConfigError
 from autonoma.llm import Model
-from autonoma.runtime.budget import BudgetLimits
+from autonoma.runtime.budget import BudgetLimits, BudgetSpent
 from autonoma.runtime.store import RunRecord, RunStore, default_home, new_run_id
 from autonoma.tools import CORE_TOOLS, ToolRegistry, Workspace
 
@@ -47,6 +48,7 @@ async def create_run(
     *,
     workspace: Path | None = None,
     identity: AgentIdentity | None = None,
+    tools: ToolRegistry | None = None,
 ) -> tuple[RunRecord, str | None]:
     """A new stored run. Without an identity the model makes one from the goal; the second
     value says why it fell back to a plain one, if it did."""
@@ -56,15 +58,24 @@ async def create_run(
     run_id = new_run_id()
     root = Workspace(workspace or default_workspace(run_id)).root  # created, or a clear error
     fallback = None
+    spent = BudgetSpent()
     if identity is None:
-        identity, fallback = await generate_identity(model, goal)
-    run = store.create_run(
+        made = await generate_identity(model, goal, tools or default_tools())
+        identity, fallback = made.identity, made.fallback_reason
+        spent = BudgetSpent(
+            prompt_tokens=made.prompt_tokens,
+            completion_tokens=made.completion_tokens,
+            usd=made.cost_usd,
+        )
+    run = await asyncio.to_thread(
+        store.create_run,
         goal=goal,
         identity=identity.model_dump(),
         settings=settings.model_dump(),
         workspace=str(root),
         model=settings.model,
         run_id=run_id,
+        spent=spent,
     )
     return run, fallback
 

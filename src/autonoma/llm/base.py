@@ -16,7 +16,7 @@ from importlib import resources
 from string import Template
 from typing import Any, Literal
 
-from autonoma.errors import ModelRefused, OutputInvalid, OutputTruncated
+from autonoma.errors import ModelError, ModelRefused, OutputInvalid, OutputTruncated
 from autonoma.llm.output import OutputPlan, OutputProblem, extract_json
 from autonoma.llm.pricing import FREE, Price, cost_usd, find_price
 from autonoma.llm.settings import LLMSettings
@@ -143,11 +143,20 @@ class Model(ABC):
             usage = usage + self._usage_of(call, raw)
             try:
                 return self._finish(call, raw, usage, attempts, started)
+            except ModelRefused as refused:
+                raise self._charged(refused, usage) from None
             except OutputProblem as problem:
                 if attempts > self.settings.max_reasks:
                     error = OutputTruncated if raw.finish_reason == "length" else OutputInvalid
-                    raise error(str(problem), raw.text, attempts) from problem
+                    raise self._charged(error(str(problem), raw.text, attempts), usage) from problem
                 call = self._reask(call, raw, problem)
+
+    def _charged(self, error: ModelError, usage: Usage) -> ModelError:
+        """Attach what the answers that led to `error` cost, for budgets."""
+        error.prompt_tokens = usage.prompt_tokens
+        error.completion_tokens = usage.completion_tokens
+        error.cost_usd = cost_usd(self.price, usage)
+        return error
 
     async def stream(
         self,
@@ -167,11 +176,14 @@ class Model(ABC):
             if isinstance(piece, str):
                 yield TextDelta(piece)
                 continue
+            usage = self._usage_of(call, piece)
             try:
-                response = self._finish(call, piece, self._usage_of(call, piece), 1, started)
+                response = self._finish(call, piece, usage, 1, started)
+            except ModelRefused as refused:
+                raise self._charged(refused, usage) from None
             except OutputProblem as problem:
                 error = OutputTruncated if piece.finish_reason == "length" else OutputInvalid
-                raise error(str(problem), piece.text, 1) from problem
+                raise self._charged(error(str(problem), piece.text, 1), usage) from problem
             yield StreamDone(response)
 
     # -- the shared output loop -----------------------------------------------------------

@@ -91,15 +91,31 @@ class OpenAICompatModel(Model):
         )
         self.limiter = limiter or _limiter_from(settings)
         self.extra_body = extra_body or {}
-        self._client = openai.AsyncOpenAI(
-            base_url=self.base_url,
-            api_key=key,
-            max_retries=0,
-            timeout=openai.Timeout(settings.timeout_s, connect=settings.connect_timeout_s),
-        )
+        self._api_key = key
+        self._client: openai.AsyncOpenAI | None = None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
+
+    def _http(self) -> openai.AsyncOpenAI:
+        """The SDK client of the running event loop. Its connections belong to one loop, so a
+        model used from a second `asyncio.run` gets a fresh client instead of a dead pool."""
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._client_loop is not loop:
+            self._client = openai.AsyncOpenAI(
+                base_url=self.base_url,
+                api_key=self._api_key,
+                max_retries=0,
+                timeout=openai.Timeout(
+                    self.settings.timeout_s, connect=self.settings.connect_timeout_s
+                ),
+            )
+            self._client_loop = loop
+        return self._client
 
     async def aclose(self) -> None:
-        await self._client.close()
+        client, loop = self._client, self._client_loop
+        self._client = self._client_loop = None
+        if client is not None and loop is asyncio.get_running_loop():
+            await client.close()
 
     # -- building the call ------------------------------------------------------------------
 
@@ -182,7 +198,7 @@ class OpenAICompatModel(Model):
 
     async def _complete(self, request: CompletionRequest) -> RawCompletion:
         args = self._arguments(request)
-        response = await self._call(request, lambda: self._client.chat.completions.create(**args))
+        response = await self._call(request, lambda: self._http().chat.completions.create(**args))
         if not response.choices:
             return RawCompletion(text="", finish_reason="other", usage=_usage(response.usage))
         choice = response.choices[0]
@@ -204,7 +220,7 @@ class OpenAICompatModel(Model):
     async def _stream(self, request: CompletionRequest) -> AsyncIterator[str | RawCompletion]:
         args = {**self._arguments(request), "stream": True}
         args["stream_options"] = {"include_usage": True}
-        stream = await self._call(request, lambda: self._client.chat.completions.create(**args))
+        stream = await self._call(request, lambda: self._http().chat.completions.create(**args))
         text: list[str] = []
         calls: dict[int, RawToolCall] = {}
         finish: FinishReason = "other"

@@ -38,13 +38,34 @@ def _answer_json(step: StepRecord) -> str:
     )
 
 
-def _observation(step: StepRecord, limit: int) -> str:
+def _observation(step: StepRecord, limit: int, repeats: int | None = None) -> str:
     if step.status == "invalid":
         return f"Your answer could not be used: {step.observation}"
     text = step.observation or "(no result recorded)"
     if len(text) > limit:
         text = text[:limit] + f"\n[cut: {len(text) - limit} more characters]"
-    return f"Result of {step.command}: {text}"
+    said = f"Result of {step.command}: {text}"
+    if repeats is not None:
+        said += (
+            f"\n(You ran this same command at step {repeats} and got the same result. "
+            "Repeating it will not help: choose a different command.)"
+        )
+    return said
+
+
+def _repeated(steps: Sequence[StepRecord]) -> dict[int, int]:
+    """For each step that repeats an earlier one exactly (command, arguments and result),
+    the number of the earlier step. Small models loop; seeing the repeat helps them stop."""
+    seen: dict[str, int] = {}
+    repeats: dict[int, int] = {}
+    for step in steps:
+        if step.status == "invalid":
+            continue
+        key = json.dumps([step.command, step.arguments, step.observation], sort_keys=True)
+        if key in seen:
+            repeats[step.n] = seen[key]
+        seen[key] = step.n
+    return repeats
 
 
 def summary_line(step: StepRecord) -> str:
@@ -61,12 +82,15 @@ def summary_line(step: StepRecord) -> str:
 def build_context(
     system_prompt: str,
     steps: Sequence[StepRecord],
+    closing: str,
     limits: ContextLimits = ContextLimits(),
     count: TokenCounter = rough_tokens,
 ) -> list[dict[str, Any]]:
-    closing = render("autonoma.memory", "next_step.j2")
+    """The messages for the next step. `closing` is the request that ends them (what to
+    decide now); it is always kept whole."""
     used = count(system_prompt) + count(closing)
     recent: list[dict[str, Any]] = []
+    repeats = _repeated(steps)
     cut = len(steps)
     for index in range(len(steps) - 1, -1, -1):
         if len(steps) - index > limits.max_recent_steps:
@@ -74,7 +98,10 @@ def build_context(
         step = steps[index]
         pair = [
             {"role": "assistant", "content": _answer_json(step)},
-            {"role": "user", "content": _observation(step, limits.observation_chars)},
+            {
+                "role": "user",
+                "content": _observation(step, limits.observation_chars, repeats.get(step.n)),
+            },
         ]
         cost = sum(count(m["content"]) for m in pair)
         if used + cost > limits.max_tokens * 3 // 4:  # keep a quarter for the summary

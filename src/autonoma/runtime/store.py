@@ -169,7 +169,9 @@ class RunStore:
         workspace: str,
         model: str,
         run_id: str | None = None,
+        spent: BudgetSpent | None = None,
     ) -> RunRecord:
+        """A new run, in status running. `spent` is what setting it up cost (its identity)."""
         now = time.time()
         record = RunRecord(
             id=run_id or new_run_id(),
@@ -181,6 +183,7 @@ class RunStore:
             workspace=workspace,
             model=model,
             status="running",
+            spent=spent or BudgetSpent(),
         )
         with self._tx() as db:
             db.execute(
@@ -225,6 +228,17 @@ class RunStore:
             )
             if spent is not None:
                 _save_spent(db, run_id, spent)
+
+    def set_settings(self, run_id: str, settings: dict[str, Any]) -> None:
+        """Replace a run's settings (a resume may raise its limits or change its model)."""
+        with self._tx() as db:
+            cursor = db.execute(
+                "UPDATE runs SET settings = ?, model = coalesce(?, model), updated_at = ? "
+                "WHERE id = ?",
+                (json.dumps(settings), settings.get("model"), time.time(), run_id),
+            )
+            if cursor.rowcount == 0:
+                raise RunNotFound(f"no run {run_id!r} in {self.path}; `autonoma runs` lists them")
 
     def save_spent(self, run_id: str, spent: BudgetSpent) -> None:
         with self._tx() as db:

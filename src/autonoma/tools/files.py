@@ -131,9 +131,9 @@ def task_complete(reason: str) -> ToolResult:
 
 
 FILE_TOOLS: list[Tool] = [
-    read_file,
     write_file,
     append_file,
+    read_file,
     delete_file,
     list_files,
     search_files,

@@ -1,0 +1,429 @@
+"""The step loop end to end with ScriptedModel: real tools, a real workspace, a real store."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from autonoma.agent.action import action_schema, parse_action
+from autonoma.agent.approval import ApprovalRequest, Decision, RefuseWithoutTerminal
+from autonoma.agent.identity import AgentIdentity, generate_identity
+from autonoma.agent.loop import Agent, AgentConfig
+from autonoma.agent.session import RunSettings, create_run, default_tools, run_agent
+from autonoma.errors import ConfigError, ModelUnavailable
+from autonoma.llm import LLMSettings, ScriptedModel
+from autonoma.llm.base import CompletionRequest
+from autonoma.llm.types import Message
+from autonoma.runtime.budget import BudgetLimits
+from autonoma.runtime.store import EventRecord, RunStore, StepRecord
+from autonoma.tools import Risk, tool
+
+IDENTITY = AgentIdentity(
+    name="HaikuGPT", role="an AI that writes haiku", goals=["Write a haiku to haiku.txt"]
+)
+HAIKU = "Leaves let go of light\nthe river carries their red\nnorth wind counts the stones"
+
+
+def act(command: str, **args: Any) -> dict[str, Any]:
+    """An answer in the action schema."""
+    thoughts = {
+        "text": f"next: {command}",
+        "reasoning": "it serves the goal",
+        "plan": "write, check, finish",
+        "criticism": "be brief",
+        "speak": f"running {command}",
+    }
+    return {"thoughts": thoughts, "command": {"name": command, "args": args}}
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> RunStore:
+    return RunStore(tmp_path / "runs.db")
+
+
+async def start(
+    store: RunStore,
+    model: ScriptedModel,
+    tmp_path: Path,
+    *,
+    limits: BudgetLimits | None = None,
+    continuous: bool = True,
+    approver: Any = None,
+    events: list[EventRecord] | None = None,
+) -> Any:
+    settings = RunSettings(model="scripted", limits=limits or BudgetLimits(), continuous=continuous)
+    run, _ = await create_run(
+        store,
+        model,
+        "Write a haiku to haiku.txt",
+        settings,
+        workspace=tmp_path / "ws",
+        identity=IDENTITY,
+    )
+    listeners = [events.append] if events is not None else None
+    outcome = await run_agent(store, model, run, approver=approver, listeners=listeners)
+    return run, outcome
+
+
+def user_texts(model: ScriptedModel, request: int) -> str:
+    return "\n".join(m.content for m in model.requests[request].messages if m.role == "user")
+
+
+async def test_write_read_back_and_complete(store: RunStore, tmp_path: Path) -> None:
+    model = ScriptedModel(
+        [
+            act("write_file", path="haiku.txt", text=HAIKU),
+            act("read_file", path="haiku.txt"),
+            act("task_complete", reason="haiku.txt holds three lines"),
+        ]
+    )
+    events: list[EventRecord] = []
+    run, outcome = await start(store, model, tmp_path, events=events)
+
+    assert outcome.status == "completed" and outcome.reason == "haiku.txt holds three lines"
+    assert (tmp_path / "ws" / "haiku.txt").read_text() == HAIKU
+    assert outcome.files == ["haiku.txt"]
+    steps = store.steps(run.id)
+    assert [(s.n, s.command, s.status, s.ok) for s in steps] == [
+        (1, "write_file", "done", True),
+        (2, "read_file", "done", True),
+        (3, "task_complete", "done", True),
+    ]
+    assert steps[1].observation == HAIKU  # what the tool returned, verbatim
+    assert HAIKU in user_texts(model, 2)  # and the model saw it
+    stored = store.get_run(run.id)
+    assert stored.status == "completed" and stored.spent.steps == 3
+    assert stored.spent.prompt_tokens > 0
+    kinds = [e.kind for e in events]
+    assert kinds[0] == "run_started" and kinds[-1] == "run_finished"
+    assert kinds.count("step_intent") == kinds.count("step_result") == 3
+    assert [e.kind for e in store.events(run.id)] == kinds
+
+
+async def test_the_request_carries_the_action_schema_and_system_prompt(
+    store: RunStore, tmp_path: Path
+) -> None:
+    model = ScriptedModel([act("task_complete", reason="nothing to do")])
+    await start(store, model, tmp_path)
+    request = model.requests[0]
+    assert request.mode == "json_schema"
+    assert request.schema == action_schema(default_tools())
+    system = request.messages[0].content
+    assert request.messages[0].role == "system"
+    for expected in ("HaikuGPT", "Write a haiku to haiku.txt", "write_file(path: string", "left"):
+        assert expected in system
+
+
+async def test_a_tool_error_is_fed_back_verbatim_and_the_run_goes_on(
+    store: RunStore, tmp_path: Path
+) -> None:
+    model = ScriptedModel(
+        [
+            act("read_file", path="notes.md"),
+            act("read_file", path="../../etc/passwd"),
+            act("task_complete", reason="gave up reading"),
+        ]
+    )
+    run, outcome = await start(store, model, tmp_path)
+    assert outcome.status == "completed"
+    first, second, _ = store.steps(run.id)
+    assert not first.ok and "notes.md does not exist" in (first.observation or "")
+    assert "notes.md does not exist" in user_texts(model, 1)
+    assert not second.ok and "leads outside the workspace" in (second.observation or "")
+    assert "leads outside the workspace" in user_texts(model, 2)
+
+
+async def test_a_repeated_identical_step_is_pointed_out(store: RunStore, tmp_path: Path) -> None:
+    model = ScriptedModel(
+        [
+            act("read_file", path="a.txt"),
+            act("read_file", path="a.txt"),
+            act("task_complete", reason="r"),
+        ]
+    )
+    await start(store, model, tmp_path)
+    assert "same command at step" not in user_texts(model, 1)
+    assert "You ran this same command at step 1 and got the same result" in user_texts(model, 2)
+
+
+async def test_long_tool_output_is_cut_with_a_note(store: RunStore, tmp_path: Path) -> None:
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "big.txt").write_text("x" * 10_000)
+    model = ScriptedModel([act("read_file", path="big.txt"), act("task_complete", reason="r")])
+    run, _ = await start(store, model, tmp_path)
+    observation = store.steps(run.id)[0].observation or ""
+    assert "[output cut: 6000 of 10000 characters not shown]" in observation
+
+
+async def test_the_step_limit_stops_the_run_with_a_reason(store: RunStore, tmp_path: Path) -> None:
+    model = ScriptedModel(lambda messages, request: act("list_files", directory="."))
+    run, outcome = await start(store, model, tmp_path, limits=BudgetLimits(max_steps=3))
+    assert outcome.status == "budget_exhausted"
+    assert outcome.reason == "step limit reached (3 of 3 steps)"
+    assert len(model.requests) == 3 and len(store.steps(run.id)) == 3
+    assert store.get_run(run.id).status == "budget_exhausted"
+
+
+async def test_the_token_limit_is_overshot_by_at_most_one_call(
+    store: RunStore, tmp_path: Path
+) -> None:
+    model = ScriptedModel(lambda messages, request: act("list_files", directory="."))
+    _, outcome = await start(
+        store, model, tmp_path, limits=BudgetLimits(max_steps=None, max_tokens=2000)
+    )
+    assert outcome.status == "budget_exhausted" and "token limit" in outcome.reason
+    steps = store.steps(outcome.run_id)
+    assert outcome.spent.tokens == sum(s.prompt_tokens + s.completion_tokens for s in steps)
+    assert outcome.spent.tokens >= 2000
+    last = steps[-1]
+    assert outcome.spent.tokens - (last.prompt_tokens + last.completion_tokens) < 2000
+
+
+async def test_the_time_limit_stops_the_run(store: RunStore, tmp_path: Path) -> None:
+    def answer(messages: list[Message], request: CompletionRequest) -> dict[str, Any]:
+        time.sleep(0.05)
+        return act("list_files", directory=".")
+
+    model = ScriptedModel(answer)
+    _, outcome = await start(
+        store, model, tmp_path, limits=BudgetLimits(max_steps=None, max_seconds=0.2)
+    )
+    assert outcome.status == "budget_exhausted" and "time limit" in outcome.reason
+    assert outcome.spent.seconds >= 0.2
+
+
+async def test_approval_feedback_becomes_the_next_observation(
+    store: RunStore, tmp_path: Path
+) -> None:
+    asked: list[ApprovalRequest] = []
+
+    async def approver(request: ApprovalRequest) -> Decision:
+        asked.append(request)
+        if len(asked) == 1:
+            return Decision(kind="feedback", feedback="use five-seven-five syllables")
+        return Decision(kind="yes")
+
+    model = ScriptedModel(
+        [
+            act("write_file", path="haiku.txt", text="too long a first line"),
+            act("write_file", path="haiku.txt", text=HAIKU),
+            act("task_complete", reason="done"),
+        ]
+    )
+    run, outcome = await start(store, model, tmp_path, continuous=False, approver=approver)
+    assert outcome.status == "completed"
+    assert [a.command for a in asked] == ["write_file", "write_file"]  # not task_complete: read
+    first = store.steps(run.id)[0]
+    assert first.status == "denied" and not first.ok
+    assert "use five-seven-five syllables" in (first.observation or "")
+    assert "use five-seven-five syllables" in user_texts(model, 1)
+    assert (tmp_path / "ws" / "haiku.txt").read_text() == HAIKU
+
+
+async def test_approval_no_refuses_and_yes_n_approves_ahead(
+    store: RunStore, tmp_path: Path
+) -> None:
+    answers = iter([Decision(kind="no"), Decision(kind="yes", times=2)])
+    asked = 0
+
+    async def approver(request: ApprovalRequest) -> Decision:
+        nonlocal asked
+        asked += 1
+        return next(answers)
+
+    model = ScriptedModel(
+        [
+            act("write_file", path="a.txt", text="1"),
+            act("write_file", path="b.txt", text="2"),
+            act("write_file", path="c.txt", text="3"),
+            act("task_complete", reason="done"),
+        ]
+    )
+    run, _ = await start(store, model, tmp_path, continuous=False, approver=approver)
+    assert asked == 2  # c.txt rode on "yes 2"
+    steps = store.steps(run.id)
+    assert steps[0].status == "denied" and "refused" in (steps[0].observation or "")
+    assert sorted(p.name for p in (tmp_path / "ws").iterdir()) == ["b.txt", "c.txt"]
+
+
+async def test_without_a_terminal_risky_commands_are_refused_not_hung(
+    store: RunStore, tmp_path: Path
+) -> None:
+    model = ScriptedModel(
+        [act("write_file", path="a.txt", text="1"), act("task_complete", reason="could not write")]
+    )
+    run, outcome = await start(
+        store, model, tmp_path, continuous=False, approver=RefuseWithoutTerminal()
+    )
+    assert outcome.status == "completed"
+    step = store.steps(run.id)[0]
+    assert step.status == "denied" and "--continuous" in (step.observation or "")
+    assert not (tmp_path / "ws" / "a.txt").exists()
+
+
+async def test_a_malformed_answer_is_reasked_then_recorded_as_a_failed_step(
+    store: RunStore, tmp_path: Path
+) -> None:
+    model = ScriptedModel(
+        [
+            "I think I will write the file now.",
+            "still not JSON",
+            "```json\n{'thoughts': {}}\n```",
+            act("task_complete", reason="done"),
+        ],
+        settings=LLMSettings(max_reasks=2),
+    )
+    run, outcome = await start(store, model, tmp_path)
+    assert outcome.status == "completed"
+    invalid, done = store.steps(run.id)
+    assert invalid.status == "invalid" and not invalid.ok and invalid.command == ""
+    assert invalid.completion_tokens > 0  # three unusable answers still cost tokens
+    spent = store.get_run(run.id).spent
+    assert spent.tokens == sum(s.prompt_tokens + s.completion_tokens for s in (invalid, done))
+    assert "raw output" in (invalid.observation or "")
+    assert "Your answer could not be used" in user_texts(model, 3)
+    assert done.command == "task_complete"
+
+
+async def test_an_unconstrained_backend_naming_a_missing_command_is_reasked(
+    store: RunStore, tmp_path: Path
+) -> None:
+    model = ScriptedModel(
+        [act("google", query="haiku"), act("task_complete", reason="done")], constrained=False
+    )
+    run, outcome = await start(store, model, tmp_path)
+    assert outcome.status == "completed"
+    assert [s.command for s in store.steps(run.id)] == ["task_complete"]
+    assert "command" in model.requests[1].messages[-1].content  # the re-ask quotes the problem
+
+
+async def test_an_unreachable_model_fails_the_run_and_leaves_it_resumable(
+    store: RunStore, tmp_path: Path
+) -> None:
+    model = ScriptedModel(
+        [
+            act("write_file", path="a.txt", text="1"),
+            ModelUnavailable("http://127.0.0.1:9/v1", "cannot connect"),
+        ]
+    )
+    run, outcome = await start(store, model, tmp_path)
+    assert outcome.status == "failed" and "can be resumed" in outcome.reason
+    assert [s.status for s in store.steps(run.id)] == ["done"]
+
+    again = ScriptedModel([act("task_complete", reason="done after resuming")])
+    resumed = await run_agent(store, again, store.get_run(run.id))
+    assert resumed.status == "completed"
+    assert [s.n for s in store.steps(run.id)] == [1, 2]
+    assert "wrote 1 characters to a.txt" in user_texts(again, 0)
+
+
+async def test_an_interrupted_step_is_reported_never_rerun(store: RunStore, tmp_path: Path) -> None:
+    settings = RunSettings(model="scripted", continuous=True)
+    model = ScriptedModel([act("task_complete", reason="checked, done")])
+    run, _ = await create_run(
+        store, model, "append a line", settings, workspace=tmp_path / "ws", identity=IDENTITY
+    )
+    # What a kill leaves behind: the intent of step 1 stored, its result not.
+    store.begin_step(
+        StepRecord(
+            run_id=run.id,
+            n=1,
+            status="running",
+            thoughts={"text": "append"},
+            command="append_file",
+            arguments={"path": "log.txt", "text": "once\n"},
+            started_at=0.0,
+        ),
+        run.spent,
+    )
+    outcome = await run_agent(store, model, store.get_run(run.id))
+    assert outcome.status == "completed"
+    first, second = store.steps(run.id)
+    assert first.status == "interrupted" and not first.ok
+    assert "may or may not have taken effect" in (first.observation or "")
+    assert "interrupted" in user_texts(model, 0)
+    assert not (tmp_path / "ws" / "log.txt").exists()  # the tool was not run again
+    assert second.command == "task_complete"
+
+
+async def test_cancelling_stops_the_run_resumably(store: RunStore, tmp_path: Path) -> None:
+    gate = asyncio.Event()
+
+    @tool(risk=Risk.READ, timeout_s=120)
+    async def wait_a_minute() -> str:
+        """Wait a minute."""
+        gate.set()
+        await asyncio.sleep(60)
+        return "waited"
+
+    tools = default_tools()
+    tools.add(wait_a_minute)
+    model = ScriptedModel([act("wait_a_minute")])
+    settings = RunSettings(model="scripted", continuous=True)
+    run, _ = await create_run(
+        store, model, "wait", settings, workspace=tmp_path / "ws", identity=IDENTITY
+    )
+    task = asyncio.create_task(run_agent(store, model, run, tools=tools))
+    await gate.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert store.get_run(run.id).status == "stopped"
+    assert store.steps(run.id)[0].status == "running"  # resume will report it interrupted
+
+
+async def test_identity_is_generated_from_the_goal(tmp_path: Path) -> None:
+    model = ScriptedModel(
+        [
+            {
+                "name": "Autumn Haiku GPT!",
+                "description": "an AI that writes seasonal haiku",
+                "goals": ["Write a haiku about autumn", "Save it to haiku.txt", " "],
+            }
+        ]
+    )
+    made = await generate_identity(model, "Write a haiku", default_tools())
+    identity = made.identity
+    assert made.fallback_reason is None and made.prompt_tokens > 0
+    assert identity.name == "AutumnHaikuGPT"
+    assert identity.goals == ["Write a haiku about autumn", "Save it to haiku.txt"]
+    assert "write_file(path: string, text: string)" in model.requests[0].messages[0].content
+
+
+async def test_an_unusable_identity_answer_falls_back_to_the_goal() -> None:
+    model = ScriptedModel(["no", "still no", "never"])
+    made = await generate_identity(model, "Write a haiku", default_tools())
+    assert made.identity.goals == ["Write a haiku"] and made.identity.name == "AutonomaGPT"
+    assert made.fallback_reason is not None and "identity generation failed" in made.fallback_reason
+    assert made.prompt_tokens > 0 and made.completion_tokens > 0  # three answers were paid for
+
+
+async def test_an_empty_goal_is_refused(store: RunStore, tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="the goal is empty"):
+        await create_run(store, ScriptedModel([]), "   ", RunSettings(), workspace=tmp_path)
+
+
+def test_the_action_schema_admits_only_listed_commands_with_typed_arguments() -> None:
+    from jsonschema import Draft202012Validator
+
+    validator = Draft202012Validator(action_schema(default_tools()))
+    assert validator.is_valid(act("write_file", path="a", text="b"))
+    assert not validator.is_valid(act("google", query="x"))
+    assert not validator.is_valid(act("write_file", path="a"))  # missing text
+    assert not validator.is_valid(act("read_file", path=3))  # wrong type
+    assert not validator.is_valid(act("read_file", path="a", mode="rb"))  # unknown argument
+    assert not validator.is_valid({"command": {"name": "task_complete", "args": {"reason": "r"}}})
+    action = parse_action(act("read_file", path="a"))
+    assert action.command == "read_file" and action.arguments == {"path": "a"}
+    json.dumps(action_schema(default_tools()))  # serialisable, as a backend needs it
+
+
+async def test_agent_config_defaults_ask_for_approval(store: RunStore) -> None:
+    agent = Agent(ScriptedModel([]), default_tools(), store)
+    assert isinstance(agent.config, AgentConfig) and not agent.config.continuous
+    assert isinstance(agent.approver, RefuseWithoutTerminal)

@@ -1,0 +1,245 @@
+"""The command line, run as a person runs it: a subprocess talking to a model over real HTTP."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.fake_openai import FakeOpenAI
+
+HAIKU = "Leaves let go of light\nthe river carries their red\nnorth wind counts the stones"
+
+
+def act(command: str, **args: Any) -> dict[str, Any]:
+    thoughts = {k: f"{k} about {command}" for k in ("text", "reasoning", "plan", "criticism")}
+    return {
+        "thoughts": {**thoughts, "speak": f"running {command}"},
+        "command": {"name": command, "args": args},
+    }
+
+
+IDENTITY = {
+    "name": "HaikuGPT",
+    "description": "an AI that writes haiku",
+    "goals": ["Write a haiku about autumn to haiku.txt"],
+}
+
+
+def is_identity_request(body: dict[str, Any]) -> bool:
+    schema = body.get("response_format", {}).get("json_schema", {}).get("schema", {})
+    return "goals" in schema.get("properties", {})
+
+
+def scripted(answers: list[dict[str, Any]]) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """Answer the identity request with IDENTITY and each step request with the next answer
+    (the last one repeats)."""
+    remaining = list(answers)
+
+    def respond(body: dict[str, Any]) -> dict[str, Any]:
+        if is_identity_request(body):
+            return {"content": json.dumps(IDENTITY)}
+        answer = remaining.pop(0) if len(remaining) > 1 else remaining[0]
+        return {"content": json.dumps(answer)}
+
+    return respond
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    return tmp_path / "home"
+
+
+@pytest.fixture
+def server() -> Iterator[FakeOpenAI]:
+    with FakeOpenAI() as fake:
+        yield fake
+
+
+def cli(home: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "AUTONOMA_HOME": str(home),
+        "AUTONOMA_CACHE_DIR": str(home / "cache"),
+        "COLUMNS": "200",
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "autonoma", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def spec(server: FakeOpenAI) -> str:
+    return f"openai:fake@{server.base_url}"
+
+
+def test_run_json_completes_and_prints_only_the_result(home: Path, server: FakeOpenAI) -> None:
+    server.responder = scripted(
+        [
+            act("write_file", path="haiku.txt", text=HAIKU),
+            act("read_file", path="haiku.txt"),
+            act("task_complete", reason="haiku.txt has three lines"),
+        ]
+    )
+    result = cli(
+        home,
+        "run",
+        "Write a haiku about autumn to haiku.txt",
+        "--model",
+        spec(server),
+        "--continuous",
+        "--json",
+    )
+    assert result.returncode == 0, result.stderr
+    outcome = json.loads(result.stdout)  # nothing else is on stdout
+    assert outcome["status"] == "completed"
+    assert outcome["reason"] == "haiku.txt has three lines"
+    assert outcome["files"] == ["haiku.txt"]
+    assert outcome["totals"]["steps"] == 3 and outcome["totals"]["tokens"] == 4 * 18
+    assert Path(outcome["workspace"], "haiku.txt").read_text() == HAIKU
+    assert Path(outcome["workspace"]).is_relative_to(home)
+    assert "HaikuGPT" in result.stderr  # the live view goes to stderr with --json
+
+    listed = json.loads(cli(home, "runs", "--json").stdout)
+    assert [r["id"] for r in listed] == [outcome["run_id"]]
+    assert listed[0]["identity"]["name"] == "HaikuGPT"
+
+    shown = json.loads(cli(home, "show", outcome["run_id"], "--json").stdout)
+    assert [s["command"] for s in shown["steps"]] == ["write_file", "read_file", "task_complete"]
+    assert shown["steps"][1]["observation"] == HAIKU
+    assert shown["status"] == "completed"
+    kinds = [e["kind"] for e in shown["events"]]
+    assert kinds.count("step_result") == 3 and kinds[-1] == "run_finished"
+
+
+def test_run_shows_identity_and_every_step_live(home: Path, server: FakeOpenAI) -> None:
+    server.responder = scripted(
+        [act("write_file", path="haiku.txt", text=HAIKU), act("task_complete", reason="done")]
+    )
+    result = cli(home, "run", "Write a haiku", "--model", spec(server), "--continuous")
+    assert result.returncode == 0, result.stderr
+    text = result.stdout
+    assert "HaikuGPT" in text and "Write a haiku about autumn to haiku.txt" in text
+    assert "step 1" in text and "step 2" in text
+    assert 'write_file(path="haiku.txt"' in text
+    assert "wrote 79 characters to haiku.txt" in text
+    assert "completed" in text
+
+    table = cli(home, "runs").stdout
+    assert "HaikuGPT" in table and "completed" in table
+
+
+def test_given_identity_skips_generation(home: Path, server: FakeOpenAI) -> None:
+    server.responder = scripted([act("task_complete", reason="done")])
+    result = cli(
+        home,
+        "run",
+        "Write a haiku",
+        "--model",
+        spec(server),
+        "--continuous",
+        "--json",
+        "--name",
+        "PoetGPT",
+        "--role",
+        "a poet",
+        "--goal",
+        "write it",
+        "--goal",
+        "save it",
+    )
+    assert result.returncode == 0, result.stderr
+    assert not any(is_identity_request(body) for body in server.requests)
+    run_id = json.loads(result.stdout)["run_id"]
+    shown = json.loads(cli(home, "show", run_id, "--json").stdout)
+    assert shown["identity"] == {
+        "name": "PoetGPT",
+        "role": "a poet",
+        "goals": ["write it", "save it"],
+    }
+
+
+def test_without_a_terminal_risky_commands_are_refused(home: Path, server: FakeOpenAI) -> None:
+    server.responder = scripted(
+        [act("write_file", path="haiku.txt", text=HAIKU), act("task_complete", reason="blocked")]
+    )
+    result = cli(home, "run", "Write a haiku", "--model", spec(server), "--json")
+    assert result.returncode == 0, result.stderr
+    outcome = json.loads(result.stdout)
+    assert outcome["files"] == []
+    shown = json.loads(cli(home, "show", outcome["run_id"], "--json").stdout)
+    first = shown["steps"][0]
+    assert first["status"] == "denied" and "--continuous" in first["observation"]
+
+
+def test_a_budget_stop_exits_3_and_resume_can_raise_the_limit(
+    home: Path, server: FakeOpenAI
+) -> None:
+    server.responder = scripted([act("list_files", directory=".")])
+    result = cli(home, "run", "List forever", "--model", spec(server), "--max-steps", "2", "--json")
+    assert result.returncode == 3
+    outcome = json.loads(result.stdout)
+    assert outcome["status"] == "budget_exhausted"
+    assert outcome["reason"] == "step limit reached (2 of 2 steps)"
+
+    server.responder = scripted([act("task_complete", reason="finished after all")])
+    resumed = cli(home, "resume", outcome["run_id"], "--max-steps", "5", "--json")
+    assert resumed.returncode == 0, resumed.stderr
+    after = json.loads(resumed.stdout)
+    assert after["status"] == "completed" and after["totals"]["steps"] == 3
+    again = cli(home, "resume", outcome["run_id"])
+    assert again.returncode == 1 and "already completed" in again.stderr
+
+
+def one_line_error(result: subprocess.CompletedProcess[str]) -> str:
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr + result.stdout
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    return " ".join(lines)
+
+
+def closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_bad_input_is_one_line_and_nonzero(home: Path, server: FakeOpenAI, tmp_path: Path) -> None:
+    assert "the goal is empty" in one_line_error(cli(home, "run", "  ", "--model", spec(server)))
+
+    bad_spec = one_line_error(cli(home, "run", "x", "--model", "gpt4"))
+    assert "bad model spec 'gpt4'" in bad_spec and "local:qwen2.5-coder-1.5b" in bad_spec
+
+    unknown = one_line_error(cli(home, "run", "x", "--model", "local:llama-70b"))
+    assert "local:smollm2-135m" in unknown
+
+    assert cli(home, "run", "x", "--max-steps", "0").returncode == 2  # typer's usage error
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    server.responder = scripted([act("task_complete", reason="done")])
+    workspace = one_line_error(
+        cli(home, "run", "x", "--model", spec(server), "--workspace", str(blocker / "ws"))
+    )
+    assert "cannot create the workspace" in workspace
+
+    assert "no run 'nope'" in one_line_error(cli(home, "show", "nope"))
+    assert "no run 'nope'" in one_line_error(cli(home, "resume", "nope"))
+
+
+def test_an_unreachable_model_is_a_clear_error(home: Path) -> None:
+    url = f"http://127.0.0.1:{closed_port()}/v1"
+    error = one_line_error(cli(home, "run", "x", "--model", f"openai:m@{url}", "--continuous"))
+    assert f"model endpoint {url} is unavailable" in error and "cannot connect" in error
