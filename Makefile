@@ -1,16 +1,24 @@
-# Two commands a newcomer needs: `make test` and (once the agent lands) `make run GOAL=...`.
+# Two commands a newcomer needs: `make run GOAL="..."` and `make test`.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: test lint typecheck pytest models bench clean
+DEFAULT_MODEL := qwen2.5-coder-1.5b
+GOAL ?= Write a haiku about autumn to haiku.txt
+ARGS ?=
+
+.PHONY: run test lint typecheck pytest models bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[all,dev]'
 	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/autonoma models pull $(DEFAULT_MODEL)
+	$(BIN)/autonoma run "$(GOAL)" $(ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench

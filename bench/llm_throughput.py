@@ -32,7 +32,7 @@ async def run(name: str, slots: int, gen_tokens: int, rounds: int) -> dict[str, 
     client = await model.start()
 
     async def one(i: int) -> dict[str, Any]:
-        response = await client._client.chat.completions.create(
+        response = await client._http().chat.completions.create(
             model="m",
             messages=[{"role": "user", "content": f"[{i} {time.time_ns()}] {PROMPT}"}],
             max_tokens=gen_tokens,

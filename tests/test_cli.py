@@ -29,7 +29,7 @@ def act(command: str, **args: Any) -> dict[str, Any]:
 IDENTITY = {
     "name": "HaikuGPT",
     "description": "an AI that writes haiku",
-    "goals": ["Write a haiku about autumn to haiku.txt"],
+    "goals": ["Write a haiku about autumn"],
 }
 
 
@@ -118,7 +118,7 @@ def test_run_json_completes_and_prints_only_the_result(home: Path, server: FakeO
 
     shown = json.loads(cli(home, "show", outcome["run_id"], "--json").stdout)
     assert [s["command"] for s in shown["steps"]] == ["write_file", "read_file", "task_complete"]
-    assert shown["steps"][1]["observation"] == HAIKU
+    assert shown["steps"][1]["observation"].endswith(f"(3 lines, 79 characters):\n{HAIKU}")
     assert shown["status"] == "completed"
     kinds = [e["kind"] for e in shown["events"]]
     assert kinds.count("step_result") == 3 and kinds[-1] == "run_finished"
@@ -131,10 +131,10 @@ def test_run_shows_identity_and_every_step_live(home: Path, server: FakeOpenAI) 
     result = cli(home, "run", "Write a haiku", "--model", spec(server), "--continuous")
     assert result.returncode == 0, result.stderr
     text = result.stdout
-    assert "HaikuGPT" in text and "Write a haiku about autumn to haiku.txt" in text
+    assert "HaikuGPT" in text and "1. Write a haiku about autumn" in text
     assert "step 1" in text and "step 2" in text
     assert 'write_file(path="haiku.txt"' in text
-    assert "wrote 79 characters to haiku.txt" in text
+    assert "wrote 3 lines, 79 characters to haiku.txt" in text
     assert "completed" in text
 
     table = cli(home, "runs").stdout

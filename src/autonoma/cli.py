@@ -229,13 +229,16 @@ def run(
     name: str | None = typer.Option(None, "--name", help="the agent's name (skip generation)"),
     role: str | None = typer.Option(None, "--role", help="the agent's one-line role"),
     goals: list[str] = typer.Option([], "--goal", help="a concrete goal (up to 5)"),
+    seed: int | None = typer.Option(
+        None, "--seed", help="sampling seed: the same goal, model and seed replay the same run"
+    ),
 ) -> None:
     """Pursue GOAL with an autonomous agent, showing each step live."""
     if not goal.strip():
         raise typer.BadParameter("the goal is empty; say what the agent should achieve")
     identity = identity_from_options(goal, name, role, goals)
     limits = limits_from(max_steps, max_tokens, budget_usd, max_minutes)
-    settings = RunSettings(model=model, limits=limits, continuous=continuous)
+    settings = RunSettings(model=model, limits=limits, continuous=continuous, seed=seed)
     view_console = err if as_json else out
     llm = load_model(model)
     store = RunStore.open_default()

@@ -24,7 +24,7 @@ from autonoma.runtime.store import EventRecord, RunStore, StepRecord
 from autonoma.tools import Risk, tool
 
 IDENTITY = AgentIdentity(
-    name="HaikuGPT", role="an AI that writes haiku", goals=["Write a haiku to haiku.txt"]
+    name="HaikuGPT", role="an AI that writes haiku", goals=["Write a haiku about autumn"]
 )
 HAIKU = "Leaves let go of light\nthe river carries their red\nnorth wind counts the stones"
 
@@ -55,12 +55,13 @@ async def start(
     continuous: bool = True,
     approver: Any = None,
     events: list[EventRecord] | None = None,
+    goal: str = "Write a haiku",
 ) -> Any:
     settings = RunSettings(model="scripted", limits=limits or BudgetLimits(), continuous=continuous)
     run, _ = await create_run(
         store,
         model,
-        "Write a haiku to haiku.txt",
+        goal,
         settings,
         workspace=tmp_path / "ws",
         identity=IDENTITY,
@@ -94,7 +95,7 @@ async def test_write_read_back_and_complete(store: RunStore, tmp_path: Path) -> 
         (2, "read_file", "done", True),
         (3, "task_complete", "done", True),
     ]
-    assert steps[1].observation == HAIKU  # what the tool returned, verbatim
+    assert steps[1].observation == f"haiku.txt (3 lines, 79 characters):\n{HAIKU}"
     assert HAIKU in user_texts(model, 2)  # and the model saw it
     stored = store.get_run(run.id)
     assert stored.status == "completed" and stored.spent.steps == 3
@@ -115,7 +116,7 @@ async def test_the_request_carries_the_action_schema_and_system_prompt(
     assert request.schema == action_schema(default_tools())
     system = request.messages[0].content
     assert request.messages[0].role == "system"
-    for expected in ("HaikuGPT", "Write a haiku to haiku.txt", "write_file(path: string", "left"):
+    for expected in ("HaikuGPT", "Write a haiku about autumn", "write_file(path: string", "left"):
         assert expected in system
 
 
@@ -147,8 +148,34 @@ async def test_a_repeated_identical_step_is_pointed_out(store: RunStore, tmp_pat
         ]
     )
     await start(store, model, tmp_path)
-    assert "same command at step" not in user_texts(model, 1)
-    assert "You ran this same command at step 1 and got the same result" in user_texts(model, 2)
+    assert "same command gave the same result" not in user_texts(model, 1)
+    assert "The same command gave the same result at step 1" in user_texts(model, 2)
+
+
+async def test_completion_is_refused_until_the_named_file_exists(
+    store: RunStore, tmp_path: Path
+) -> None:
+    model = ScriptedModel(
+        [
+            act("task_complete", reason="I wrote it"),
+            act("write_file", path="haiku.txt", text=""),
+            act("task_complete", reason="I wrote it"),
+            act("write_file", path="haiku.txt", text=HAIKU),
+            act("task_complete", reason="haiku.txt holds the haiku"),
+        ]
+    )
+    run, outcome = await start(store, model, tmp_path, goal="Write a haiku to haiku.txt")
+    assert outcome.status == "completed" and outcome.reason == "haiku.txt holds the haiku"
+    steps = store.steps(run.id)
+    assert [(s.command, s.ok) for s in steps] == [
+        ("task_complete", False),
+        ("write_file", True),
+        ("task_complete", False),
+        ("write_file", True),
+        ("task_complete", True),
+    ]
+    assert "refused: haiku.txt does not exist" in (steps[0].observation or "")
+    assert "refused: haiku.txt is empty" in (steps[2].observation or "")
 
 
 async def test_long_tool_output_is_cut_with_a_note(store: RunStore, tmp_path: Path) -> None:
@@ -157,7 +184,7 @@ async def test_long_tool_output_is_cut_with_a_note(store: RunStore, tmp_path: Pa
     model = ScriptedModel([act("read_file", path="big.txt"), act("task_complete", reason="r")])
     run, _ = await start(store, model, tmp_path)
     observation = store.steps(run.id)[0].observation or ""
-    assert "[output cut: 6000 of 10000 characters not shown]" in observation
+    assert "[output cut: 6036 of 10036 characters not shown]" in observation
 
 
 async def test_the_step_limit_stops_the_run_with_a_reason(store: RunStore, tmp_path: Path) -> None:
@@ -286,7 +313,7 @@ async def test_a_malformed_answer_is_reasked_then_recorded_as_a_failed_step(
     spent = store.get_run(run.id).spent
     assert spent.tokens == sum(s.prompt_tokens + s.completion_tokens for s in (invalid, done))
     assert "raw output" in (invalid.observation or "")
-    assert "Your answer could not be used" in user_texts(model, 3)
+    assert "Step 1: your answer could not be used" in user_texts(model, 3)
     assert done.command == "task_complete"
 
 
@@ -319,7 +346,7 @@ async def test_an_unreachable_model_fails_the_run_and_leaves_it_resumable(
     resumed = await run_agent(store, again, store.get_run(run.id))
     assert resumed.status == "completed"
     assert [s.n for s in store.steps(run.id)] == [1, 2]
-    assert "wrote 1 characters to a.txt" in user_texts(again, 0)
+    assert "wrote 1 line, 1 character to a.txt" in user_texts(again, 0)
 
 
 async def test_an_interrupted_step_is_reported_never_rerun(store: RunStore, tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""The short-term context: roles alternate, recent steps are verbatim, the budget holds."""
+"""The short-term context: recent steps verbatim, older ones summarised, the budget holds."""
 
 from __future__ import annotations
 
@@ -53,32 +53,30 @@ def total_tokens(messages: list[dict[str, Any]]) -> int:
     return sum(rough_tokens(m["content"]) for m in messages)
 
 
+VERBATIM = re.compile(r"^Step (\d+): ", re.MULTILINE)
+
+
 def verbatim_steps(messages: list[dict[str, Any]]) -> list[int]:
-    """The step numbers shown in full, from the assistant messages (our own JSON answers)."""
-    numbers = []
-    for m in messages:
-        if m["role"] == "assistant":
-            answer = json.loads(m["content"])
-            numbers.append(int(answer["command"]["args"]["path"].removeprefix("file-")[:-4]))
-    return numbers
+    """The step numbers shown in full in the transcript."""
+    return [int(n) for n in VERBATIM.findall(messages[1]["content"])]
 
 
 def summary_of(messages: list[dict[str, Any]]) -> str | None:
-    found = [m["content"] for m in messages if m["content"].startswith("Earlier steps, summarised")]
-    assert len(found) <= 1
-    return found[0] if found else None
+    content = messages[1]["content"]
+    if not content.startswith("Earlier steps, summarised"):
+        assert "Earlier steps, summarised" not in content
+        return None
+    return content.split("\n\n")[0]
 
 
 def assert_well_formed(messages: list[dict[str, Any]]) -> None:
+    """Always the system prompt, then one user message that ends with the request."""
+    assert len(messages) == 2
     assert messages[0] == {"role": "system", "content": SYSTEM}
-    conversation = messages[1:]
-    assert conversation, "there must be at least the request for the next command"
-    assert [m["role"] for m in conversation] == [
-        "user" if i % 2 == 0 else "assistant" for i in range(len(conversation))
-    ]
-    assert conversation[-1]["role"] == "user"
-    assert conversation[-1]["content"].endswith(CLOSING)
-    assert sum(CLOSING in m["content"] for m in messages) == 1
+    assert messages[1]["role"] == "user"
+    assert messages[1]["content"].endswith(CLOSING)
+    assert messages[1]["content"].count(CLOSING) == 1
+    assert "thought " not in messages[1]["content"]  # thoughts are not fed back
 
 
 def test_no_steps_is_system_and_the_request() -> None:
@@ -91,7 +89,7 @@ def test_no_steps_is_system_and_the_request() -> None:
 
 @pytest.mark.parametrize("count", [1, 2, 7, 8, 9, 15, 40])
 @pytest.mark.parametrize("observation_chars", [0, 3000])
-def test_roles_alternate_from_user_to_the_closing_request(
+def test_always_system_then_one_user_message_ending_with_the_request(
     count: int, observation_chars: int
 ) -> None:
     messages = build_context(SYSTEM, steps_with(count, observation_chars), CLOSING)
@@ -103,17 +101,28 @@ def test_few_steps_are_all_verbatim_in_order() -> None:
     messages = build_context(SYSTEM, steps, CLOSING)
     assert_well_formed(messages)
     assert summary_of(messages) is None
-    assert messages[1] == {"role": "user", "content": "Your steps so far follow."}
     assert verbatim_steps(messages) == [1, 2, 3]
-
-    assert json.loads(messages[2]["content"]) == {
-        "thoughts": {"text": "thought 1", "plan": "write it"},
-        "command": {"name": "write_file", "args": {"path": "file-1.txt", "text": "content 1"}},
-    }
-    assert messages[3]["content"] == "Result of write_file: wrote 9 characters to file-1.txt"
-    assert messages[-1]["content"] == (
-        f"Result of write_file: wrote 9 characters to file-3.txt\n\n{CLOSING}"
+    assert messages[1]["content"] == (
+        "Your latest steps:\n\n"
+        'Step 1: write_file {"path": "file-1.txt", "text": "content 1"}\n'
+        "Result: wrote 9 characters to file-1.txt\n\n"
+        'Step 2: write_file {"path": "file-2.txt", "text": "content 2"}\n'
+        "Result: wrote 9 characters to file-2.txt\n\n"
+        'Step 3: write_file {"path": "file-3.txt", "text": "content 3"}\n'
+        "Result: wrote 9 characters to file-3.txt\n\n"
+        f"{CLOSING}"
     )
+
+
+def test_an_exact_repeat_is_pointed_out() -> None:
+    steps = [
+        make_step(1),
+        make_step(2, command="list_files"),
+        make_step(1).model_copy(update={"n": 3}),
+    ]
+    content = build_context(SYSTEM, steps, CLOSING)[1]["content"]
+    assert content.count("Repeating it will not help") == 1
+    assert "The same command gave the same result at step 1." in content.split("Step 3:")[1]
 
 
 def test_only_max_recent_steps_are_verbatim_and_older_ones_are_summarised() -> None:
@@ -125,7 +134,6 @@ def test_only_max_recent_steps_are_verbatim_and_older_ones_are_summarised() -> N
     assert verbatim_steps(messages) == [16, 17, 18, 19, 20]
     summary = summary_of(messages)
     assert summary is not None
-    assert messages[1]["content"] == summary  # right after the system prompt
     assert summary.startswith("Earlier steps, summarised (15 steps):")
     assert "left out" not in summary
     assert [int(n) for n in SUMMARY_LINE.findall(summary)] == list(range(1, 16))
@@ -156,9 +164,8 @@ def test_many_long_steps_stay_inside_the_token_budget() -> None:
     assert summarised == list(range(omitted + 1, older + 1))
     # a summary is one line: the long observation is not in it
     assert "o" * 200 not in summary
-    for message in messages:
-        if message["role"] == "user" and message["content"].startswith("Result of"):
-            assert len(message["content"]) < 2200  # observations were cut
+    for result in messages[1]["content"].split("\nResult: ")[1:]:
+        assert len(result.split("\n\nStep ")[0]) < 2200  # observations were cut
 
 
 @pytest.mark.parametrize("max_tokens", [400, 600, 1000, 2500, 6000])
@@ -200,9 +207,8 @@ def test_when_summaries_do_not_fit_the_oldest_are_left_out_with_a_count() -> Non
         omitted=omitted - 1,
         lines=[summary_line(s) for s in steps_with(38)[omitted - 1 :]],
     )
-    last_result = messages[-1]["content"].removesuffix(f"\n\n{CLOSING}")
-    rest = rough_tokens(SYSTEM) + rough_tokens(CLOSING) + rough_tokens(last_result)
-    rest += total_tokens(messages[2:-1])
+    rest = rough_tokens(SYSTEM) + rough_tokens(CLOSING)
+    rest += rough_tokens(messages[1]["content"].split("\n\n", 1)[1].removesuffix(CLOSING))
     assert rest + rough_tokens(summary) <= limits.max_tokens
     assert rest + rough_tokens(one_more) > limits.max_tokens
 
@@ -231,10 +237,10 @@ def test_an_invalid_step_is_shown_as_unusable() -> None:
     ]
     messages = build_context(SYSTEM, steps, CLOSING)
     assert_well_formed(messages)
-    assert messages[5] == {
-        "role": "user",
-        "content": "Your answer could not be used: the answer was not valid JSON: Expecting value",
-    }
+    assert (
+        "Step 2: your answer could not be used: the answer was not valid JSON: Expecting value"
+        in messages[1]["content"].splitlines()
+    )
 
     summarised = build_context(SYSTEM, steps, CLOSING, ContextLimits(max_recent_steps=0))
     summary = summary_of(summarised)
@@ -252,7 +258,7 @@ def test_a_long_observation_is_cut_with_a_note() -> None:
     )
     assert_well_formed(messages)
     result = messages[-1]["content"]
-    assert result == (f"Result of read_file: {'x' * 1000}\n[cut: 513 more characters]\n\n{CLOSING}")
+    assert f"Result: {'x' * 1000}\n[cut: 513 more characters]\n\n{CLOSING}" in result
     assert "END-OF-OUTPUT" not in result
 
 
@@ -268,7 +274,8 @@ def test_a_step_without_a_result_says_so() -> None:
     interrupted = make_step(1, status="interrupted", ok=None)
     interrupted = interrupted.model_copy(update={"observation": None})
     messages = build_context(SYSTEM, [interrupted], CLOSING)
-    assert messages[-1]["content"].startswith("Result of write_file: (no result recorded)")
+    assert "Step 1: write_file" in messages[1]["content"]
+    assert "\nResult: (no result recorded)\n" in messages[1]["content"]
 
 
 def test_a_step_too_big_to_show_is_summarised_instead() -> None:
@@ -277,7 +284,6 @@ def test_a_step_too_big_to_show_is_summarised_instead() -> None:
     assert_well_formed(messages)
     assert total_tokens(messages) <= ContextLimits().max_tokens
     assert verbatim_steps(messages) == []
-    assert len(messages) == 2
     assert messages[1]["content"].startswith("Earlier steps, summarised (1 step):\nstep 1: ")
     assert "z" * 100 not in messages[1]["content"]
 

@@ -72,11 +72,11 @@ def workspace_error(ws: Workspace, path: str) -> str:
 async def test_write_then_read_back(ctx: ToolContext, ws: Workspace) -> None:
     text = "first line\nsecond line é 日本\n"
     written = await write_file.run(ctx, {"path": "notes/today.md", "text": text})
-    assert written == ToolResult(True, f"wrote {len(text)} characters to notes/today.md")
+    assert written == ToolResult(True, "wrote 2 lines, 28 characters to notes/today.md")
     assert (ws.root / "notes" / "today.md").read_text(encoding="utf-8") == text
 
     read = await read_file.run(ctx, {"path": "notes/today.md"})
-    assert read == ToolResult(True, text)
+    assert read == ToolResult(True, f"notes/today.md (2 lines, 28 characters):\n{text}")
 
 
 async def test_write_replaces_previous_content(ctx: ToolContext, ws: Workspace) -> None:
@@ -107,12 +107,12 @@ async def test_read_is_cut_after_max_bytes(ctx: ToolContext, ws: Workspace) -> N
 
     exact = await read_file.run(ctx, {"path": "exact.txt"})
     assert exact.ok
-    assert exact.output == "a" * limit
+    assert exact.output == f"exact.txt (1 line, {limit} characters):\n" + "a" * limit
 
     big = await read_file.run(ctx, {"path": "big.txt"})
     assert big.ok
     assert "TAIL" not in big.output
-    assert big.output == "a" * limit + f"\n[only the first {limit} bytes were read]"
+    assert big.output == f"big.txt (first {limit} of {limit + 4} bytes):\n" + "a" * limit
 
 
 async def test_read_of_invalid_utf8_is_replaced_not_an_error(
@@ -120,14 +120,16 @@ async def test_read_of_invalid_utf8_is_replaced_not_an_error(
 ) -> None:
     (ws.root / "bin.dat").write_bytes(b"ok\xff\xfeok")
     result = await read_file.run(ctx, {"path": "bin.dat"})
-    assert result == ToolResult(True, "ok\ufffd\ufffdok")
+    assert result == ToolResult(True, "bin.dat (1 line, 6 characters):\nok\ufffd\ufffdok")
 
 
 async def test_append_creates_then_appends(ctx: ToolContext, ws: Workspace) -> None:
     first = await append_file.run(ctx, {"path": "log/run.log", "text": "one\n"})
-    assert first == ToolResult(True, "appended 4 characters to log/run.log")
+    assert first == ToolResult(
+        True, "appended 1 line, 4 characters to log/run.log; it now holds 1 line, 4 characters"
+    )
     second = await append_file.run(ctx, {"path": "log/run.log", "text": "two\n"})
-    assert second.ok
+    assert second.output.endswith("it now holds 2 lines, 8 characters")
     assert (ws.root / "log" / "run.log").read_text(encoding="utf-8") == "one\ntwo\n"
 
 

@@ -12,7 +12,7 @@ from pydantic import BaseModel
 
 from autonoma.tools import ToolRegistry
 
-THOUGHT_FIELDS = {"text": 300, "reasoning": 300, "plan": 300, "criticism": 200, "speak": 200}
+THOUGHT_FIELDS = {"text": 160, "reasoning": 160, "plan": 120, "criticism": 120, "speak": 80}
 
 
 class Thoughts(BaseModel):

@@ -51,7 +51,9 @@ class GeneratedIdentity:
     cost_usd: float = 0.0
 
 
-async def generate_identity(model: Model, goal: str, tools: ToolRegistry) -> GeneratedIdentity:
+async def generate_identity(
+    model: Model, goal: str, tools: ToolRegistry, *, seed: int | None = None
+) -> GeneratedIdentity:
     """Ask the model for an identity whose goals fit `tools`, the commands the agent will have.
     If its answer is unusable, fall back to a plain identity whose only goal is the person's
     goal, and say why. A model that cannot be reached raises: there is no point starting a
@@ -61,7 +63,9 @@ async def generate_identity(model: Model, goal: str, tools: ToolRegistry) -> Gen
         {"role": "user", "content": f"Task: {goal}\nAnswer:"},
     ]
     try:
-        response = await model.request(messages, output=_Draft, max_tokens=400, temperature=0.2)
+        response = await model.request(
+            messages, output=_Draft, max_tokens=400, temperature=0.2, seed=seed
+        )
     except (OutputInvalid, ModelRefused) as error:
         return GeneratedIdentity(
             fallback_identity(goal),

@@ -16,6 +16,7 @@ from typing import Any
 
 from autonoma.agent.action import Action, action_schema, parse_action
 from autonoma.agent.approval import ApprovalRequest, Approver, Decision, RefuseWithoutTerminal
+from autonoma.agent.completion import unmet_deliverables
 from autonoma.agent.identity import AgentIdentity
 from autonoma.errors import ModelError, ModelRefused, OutputInvalid
 from autonoma.llm import Model
@@ -40,6 +41,7 @@ class AgentConfig:
     max_observation_chars: int = 4000  # longer tool output is cut, with a note
     max_answer_tokens: int = 700
     temperature: float = 0.2
+    seed: int | None = None  # set: step n samples with seed + n, so a run can be replayed
     context: ContextLimits = field(default_factory=ContextLimits)
 
 
@@ -207,6 +209,7 @@ class Agent:
                 output=self._schema,
                 max_tokens=self.config.max_answer_tokens,
                 temperature=self.config.temperature,
+                seed=None if self.config.seed is None else self.config.seed + n,
             )
         except (OutputInvalid, ModelRefused) as error:
             spent.steps += 1
@@ -260,6 +263,8 @@ class Agent:
             usd=spent.usd,
         )
         result, denied = await self._act(run.id, n, action, context)
+        if result.final:
+            result = self._check_completion(run, identity, workspace, result)
         observation = truncate(result.output, self.config.max_observation_chars)
         status = "denied" if denied else "done"
         step = step.model_copy(
@@ -278,6 +283,19 @@ class Agent:
             run.id, "step_result", n, ok=result.ok, observation=observation, status=step.status
         )
         return step, result
+
+    def _check_completion(
+        self, run: RunRecord, identity: AgentIdentity, workspace: Workspace, claim: ToolResult
+    ) -> ToolResult:
+        """Accept task_complete only if the files the task and goals name exist, not empty."""
+        problems = unmet_deliverables(workspace, [run.goal, *identity.goals])
+        if not problems:
+            return claim
+        return ToolResult(
+            False,
+            f"task_complete was refused: {'; '.join(problems)}. "
+            "Finish the work the goals ask for first.",
+        )
 
     async def _act(
         self, run_id: str, n: int, action: Action, context: ToolContext

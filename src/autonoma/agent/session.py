@@ -30,6 +30,7 @@ class RunSettings(BaseModel):
     model: str = DEFAULT_MODEL
     limits: BudgetLimits = Field(default_factory=BudgetLimits)
     continuous: bool = False
+    seed: int | None = None  # sampling seed, for runs that can be replayed exactly
 
 
 def default_workspace(run_id: str) -> Path:
@@ -60,7 +61,7 @@ async def create_run(
     fallback = None
     spent = BudgetSpent()
     if identity is None:
-        made = await generate_identity(model, goal, tools or default_tools())
+        made = await generate_identity(model, goal, tools or default_tools(), seed=settings.seed)
         identity, fallback = made.identity, made.fallback_reason
         spent = BudgetSpent(
             prompt_tokens=made.prompt_tokens,
@@ -112,7 +113,9 @@ async def run_agent(
         model,
         tools or default_tools(),
         store,
-        config=AgentConfig(limits=settings.limits, continuous=settings.continuous),
+        config=AgentConfig(
+            limits=settings.limits, continuous=settings.continuous, seed=settings.seed
+        ),
         approver=approver,
         listeners=listeners,
     )

@@ -57,6 +57,7 @@ class CompletionRequest:
     max_tokens: int
     temperature: float | None = None
     stop: list[str] | None = None
+    seed: int | None = None
 
 
 @dataclass
@@ -130,11 +131,12 @@ class Model(ABC):
         max_tokens: int | None = None,
         temperature: float | None = None,
         stop: list[str] | None = None,
+        seed: int | None = None,
     ) -> ModelResponse:
         """Ask the model. With a schema or tools, the answer is validated (and re-asked up to
         `settings.max_reasks` times) before it is returned; it never comes back half-parsed."""
         started = time.monotonic()
-        call = self._plan_call(messages, output, max_tokens, temperature, stop)
+        call = self._plan_call(messages, output, max_tokens, temperature, stop, seed)
         usage = Usage()
         attempts = 0
         while True:
@@ -166,12 +168,13 @@ class Model(ABC):
         max_tokens: int | None = None,
         temperature: float | None = None,
         stop: list[str] | None = None,
+        seed: int | None = None,
     ) -> AsyncIterator[StreamEvent]:
         """Yield `TextDelta`s as the model writes, then one `StreamDone` with the validated
         response. A structured answer that fails validation raises OutputInvalid at the end
         (a streamed answer is not re-asked: what was shown cannot be taken back)."""
         started = time.monotonic()
-        call = self._plan_call(messages, output, max_tokens, temperature, stop)
+        call = self._plan_call(messages, output, max_tokens, temperature, stop, seed)
         async for piece in self._stream(call):
             if isinstance(piece, str):
                 yield TextDelta(piece)
@@ -195,6 +198,7 @@ class Model(ABC):
         max_tokens: int | None,
         temperature: float | None,
         stop: list[str] | None,
+        seed: int | None = None,
     ) -> CompletionRequest:
         plan = OutputPlan.of(output)
         msgs = as_messages(messages)
@@ -214,6 +218,7 @@ class Model(ABC):
             max_tokens=max_tokens or self.settings.max_tokens,
             temperature=temperature,
             stop=stop,
+            seed=seed,
         )
 
     def _finish(

@@ -15,11 +15,14 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import httpx2
+
 from autonoma.errors import ModelError, ModelNotFound
 from autonoma.llm.base import Capabilities, CompletionRequest, Model, RawCompletion
 from autonoma.llm.openai_compat import OpenAICompatModel
 from autonoma.llm.pricing import FREE
 from autonoma.llm.settings import LLMSettings
+from autonoma.llm.types import MessagesLike, as_messages
 
 # llama.cpp constrains decoding to a JSON Schema (LLGuidance); its tool calling depends on the
 # model's chat template, so tools are asked for as a schema-constrained JSON call instead.
@@ -102,6 +105,32 @@ class EmbeddedModel(Model):
                 "fetch it again with: autonoma models pull NAME"
             ) from err
         return str(self._server.listening_address)
+
+    async def tokenize(self, text: str) -> list[int]:
+        """The model's own token ids for `text` (no chat template added)."""
+        body = await self._post("tokenize", {"content": text})
+        return [int(t) for t in body["tokens"]]
+
+    async def render_chat(self, messages: MessagesLike) -> str:
+        """The exact prompt text the model's chat template makes of `messages`."""
+        payload = {"messages": [m.to_openai() for m in as_messages(messages)]}
+        return str((await self._post("apply-template", payload))["prompt"])
+
+    async def count_prompt_tokens(self, messages: MessagesLike) -> int:
+        """How many tokens `messages` take once the chat template is applied."""
+        return len(await self.tokenize(await self.render_chat(messages)))
+
+    async def _post(self, endpoint: str, payload: dict[str, Any]) -> dict[str, Any]:
+        client = await self.start()
+        url = f"{client.base_url.removesuffix('/v1')}/{endpoint}"
+        async with httpx2.AsyncClient(timeout=self.settings.timeout_s) as http:
+            response = await http.post(url, json=payload)
+        if response.status_code != 200:
+            raise ModelError(
+                f"llama.cpp {endpoint} failed ({response.status_code}): {response.text}"
+            )
+        body: dict[str, Any] = response.json()
+        return body
 
     async def _complete(self, request: CompletionRequest) -> RawCompletion:
         client = await self.start()

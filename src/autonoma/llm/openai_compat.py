@@ -129,6 +129,8 @@ class OpenAICompatModel(Model):
             args["temperature"] = request.temperature
         if request.stop:
             args["stop"] = request.stop
+        if request.seed is not None:
+            args["seed"] = request.seed
         plan = request.plan
         if request.mode == "json_schema":
             args["response_format"] = {

@@ -1,9 +1,15 @@
 """The short-term context: what the model sees at each step, kept inside a token budget.
 
-The system prompt first, then one-line summaries of older steps, then the most recent steps
-verbatim (the model's own answer and what came of it), then the request for the next command.
-Recent steps are added newest first until the budget is spent; what does not fit is summarised,
-and if even the summaries do not fit, the oldest are left out with a count.
+Two messages: the system prompt, then one user message holding a one-line summary of each
+older step, the most recent steps verbatim (the command with its arguments, and its result),
+and the request for the next command. Recent steps are added newest first until the budget is
+spent; what does not fit is summarised, and if even the summaries do not fit, the oldest are
+left out with a count.
+
+The model's earlier thoughts are stored and shown to people, but not fed back: small models
+copy their previous answer when it is in the context, thoughts and command alike, and loop
+(docs/benchmarks.md has the measurement). Steps are written as a transcript inside a user
+message rather than as assistant turns for the same reason.
 """
 
 from __future__ import annotations
@@ -31,29 +37,27 @@ class ContextLimits:
     observation_chars: int = 2000  # of each verbatim observation
 
 
-def _answer_json(step: StepRecord) -> str:
-    return json.dumps(
-        {"thoughts": step.thoughts, "command": {"name": step.command, "args": step.arguments}},
-        ensure_ascii=False,
-    )
+def _arguments(step: StepRecord) -> str:
+    return json.dumps(step.arguments, ensure_ascii=False)
 
 
-def _observation(step: StepRecord, limit: int, repeats: int | None = None) -> str:
+def step_text(step: StepRecord, limit: int, repeat_of: int | None = None) -> str:
+    """One step, verbatim: its command and arguments, then its result (cut at `limit`)."""
     if step.status == "invalid":
-        return f"Your answer could not be used: {step.observation}"
+        return f"Step {step.n}: your answer could not be used: {step.observation}"
     text = step.observation or "(no result recorded)"
     if len(text) > limit:
         text = text[:limit] + f"\n[cut: {len(text) - limit} more characters]"
-    said = f"Result of {step.command}: {text}"
-    if repeats is not None:
+    said = f"Step {step.n}: {step.command} {_arguments(step)}\nResult: {text}"
+    if repeat_of is not None:
         said += (
-            f"\n(You ran this same command at step {repeats} and got the same result. "
+            f"\n(The same command gave the same result at step {repeat_of}. "
             "Repeating it will not help: choose a different command.)"
         )
     return said
 
 
-def _repeated(steps: Sequence[StepRecord]) -> dict[int, int]:
+def _repeats(steps: Sequence[StepRecord]) -> dict[int, int]:
     """For each step that repeats an earlier one exactly (command, arguments and result),
     the number of the earlier step. Small models loop; seeing the repeat helps them stop."""
     seen: dict[str, int] = {}
@@ -71,7 +75,7 @@ def _repeated(steps: Sequence[StepRecord]) -> dict[int, int]:
 def summary_line(step: StepRecord) -> str:
     if step.status == "invalid":
         return f"step {step.n}: invalid answer"
-    args = json.dumps(step.arguments, ensure_ascii=False)
+    args = _arguments(step)
     if len(args) > 80:
         args = args[:77] + "..."
     outcome = (step.observation or "").splitlines()[0][:100] if step.observation else step.status
@@ -88,28 +92,23 @@ def build_context(
 ) -> list[dict[str, Any]]:
     """The messages for the next step. `closing` is the request that ends them (what to
     decide now); it is always kept whole."""
-    used = count(system_prompt) + count(closing)
-    recent: list[dict[str, Any]] = []
-    repeats = _repeated(steps)
+    header = "Your latest steps:\n\n"
+    used = count(system_prompt) + count(closing) + (count(header) if steps else 0)
+    recent: list[str] = []
+    repeats = _repeats(steps)
     cut = len(steps)
     for index in range(len(steps) - 1, -1, -1):
         if len(steps) - index > limits.max_recent_steps:
             break
         step = steps[index]
-        pair = [
-            {"role": "assistant", "content": _answer_json(step)},
-            {
-                "role": "user",
-                "content": _observation(step, limits.observation_chars, repeats.get(step.n)),
-            },
-        ]
-        cost = sum(count(m["content"]) for m in pair)
+        text = step_text(step, limits.observation_chars, repeats.get(step.n))
+        cost = count(text + "\n\n")
         if used + cost > limits.max_tokens * 3 // 4:  # keep a quarter for the summary
             break
-        recent = pair + recent
+        recent.insert(0, text)
         used += cost
         cut = index
-    messages: list[dict[str, Any]] = [{"role": "system", "content": system_prompt}]
+    parts: list[str] = []
     older = list(steps[:cut])
     if older:
         lines = [summary_line(s) for s in older]
@@ -118,16 +117,15 @@ def build_context(
             summary = render(
                 "autonoma.memory", "summary.j2", count=len(older), omitted=omitted, lines=lines
             )
-            if not lines or used + count(summary) <= limits.max_tokens:
+            if not lines or used + count(summary + "\n\n") <= limits.max_tokens:
                 break
             lines.pop(0)
             omitted += 1
-        messages.append({"role": "user", "content": summary})
-    elif recent:  # the conversation starts with the person, as chat templates expect
-        messages.append({"role": "user", "content": "Your steps so far follow."})
-    messages += recent
-    if messages[-1]["role"] == "user":  # one user turn: the last result, then the request
-        messages[-1] = {"role": "user", "content": f"{messages[-1]['content']}\n\n{closing}"}
-    else:
-        messages.append({"role": "user", "content": closing})
-    return messages
+        parts.append(summary)
+    if recent:
+        parts.append(header + "\n\n".join(recent))
+    parts.append(closing)
+    return [
+        {"role": "system", "content": system_prompt},
+        {"role": "user", "content": "\n\n".join(parts)},
+    ]

@@ -21,11 +21,21 @@ def read_file(context: ToolContext, path: str) -> str:
     target = context.workspace.resolve(path)
     if not target.is_file():
         raise FileNotFoundError(f"{path} does not exist (list_files shows what does)")
-    data = target.read_bytes()[:MAX_READ_BYTES]
-    text = data.decode("utf-8", errors="replace")
-    if target.stat().st_size > MAX_READ_BYTES:
-        text += f"\n[only the first {MAX_READ_BYTES} bytes were read]"
-    return text
+    size = target.stat().st_size
+    text = target.read_bytes()[:MAX_READ_BYTES].decode("utf-8", errors="replace")
+    if size > MAX_READ_BYTES:
+        return f"{path} (first {MAX_READ_BYTES} of {size} bytes):\n{text}"
+    return f"{path} ({_size(text)}):\n{text}"
+
+
+def _size(text: str) -> str:
+    """ "3 lines, 64 characters". Models count badly; saying it lets them check a file at a
+    glance instead of reading it again and again."""
+    return f"{_count(len(text.splitlines()), 'line')}, {_count(len(text), 'character')}"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 @tool(risk=Risk.WRITE, timeout_s=10)
@@ -39,7 +49,7 @@ def write_file(context: ToolContext, path: str, text: str) -> str:
     target = context.workspace.resolve(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(text, encoding="utf-8")
-    return f"wrote {len(text)} characters to {path}"
+    return f"wrote {_size(text)} to {path}"
 
 
 @tool(risk=Risk.WRITE, timeout_s=10)
@@ -54,7 +64,7 @@ def append_file(context: ToolContext, path: str, text: str) -> str:
     target.parent.mkdir(parents=True, exist_ok=True)
     with target.open("a", encoding="utf-8") as f:
         f.write(text)
-    return f"appended {len(text)} characters to {path}"
+    return f"appended {_size(text)} to {path}; it now holds {_size(target.read_text('utf-8'))}"
 
 
 @tool(risk=Risk.WRITE, timeout_s=10)

@@ -1,0 +1,35 @@
+"""task_complete is accepted only when the files the task names exist and are not empty."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from autonoma.agent.completion import named_files, unmet_deliverables
+from autonoma.tools import Workspace
+
+
+def test_file_names_are_found_in_prose() -> None:
+    texts = [
+        "Write a haiku about autumn to haiku.txt",
+        "Save notes/today.md and src/app.py, e.g. like v2.5, www.example.com, a@b.com",
+        "See http://x.org/page.html; then README.md. Also data.csv, and haiku.txt again",
+    ]
+    assert named_files(texts) == [
+        "haiku.txt",
+        "notes/today.md",
+        "src/app.py",
+        "README.md",
+        "data.csv",
+    ]
+
+
+def test_missing_and_empty_deliverables_are_reported(tmp_path: Path) -> None:
+    workspace = Workspace(tmp_path)
+    (tmp_path / "empty.md").write_text("  \n")
+    (tmp_path / "done.txt").write_text("a line\n")
+    problems = unmet_deliverables(
+        workspace, ["Write done.txt, empty.md and missing.csv", "not ../outside.txt"]
+    )
+    assert problems == ["empty.md is empty", "missing.csv does not exist"]
+    assert unmet_deliverables(workspace, ["Write done.txt"]) == []
+    assert unmet_deliverables(workspace, ["No files named at all"]) == []

@@ -1,0 +1,86 @@
+"""The whole CLI with the real embedded models (fetched once into the user cache)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from autonoma.agent.session import DEFAULT_MODEL
+
+pytestmark = pytest.mark.e2e
+
+
+def autonoma(home: Path, *args: str, timeout: float) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "AUTONOMA_HOME": str(home)}
+    env.pop("AUTONOMA_CACHE_DIR", None)  # the real cache, so models are fetched once
+    return subprocess.run(
+        [sys.executable, "-m", "autonoma", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def show(home: Path, run_id: str) -> dict[str, Any]:
+    shown: dict[str, Any] = json.loads(autonoma(home, "show", run_id, "--json", timeout=60).stdout)
+    return shown
+
+
+def test_smollm2_through_the_cli_stores_steps_and_exits_cleanly(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    result = autonoma(
+        home,
+        "run",
+        "Write a haiku about autumn to haiku.txt",
+        "--model",
+        "local:smollm2-135m",
+        "--max-steps",
+        "3",
+        "--continuous",
+        "--json",
+        timeout=900,
+    )
+    assert result.returncode in (0, 3), result.stderr  # completed, or out of steps
+    assert "Traceback" not in result.stderr
+    outcome = json.loads(result.stdout)
+    assert outcome["status"] in ("completed", "budget_exhausted")
+    shown = show(home, outcome["run_id"])
+    steps = shown["steps"]
+    assert 1 <= len(steps) <= 3
+    assert [s["n"] for s in steps] == list(range(1, len(steps) + 1))
+    assert all(s["status"] in ("done", "invalid") for s in steps)
+    assert shown["spent"]["prompt_tokens"] > 0 and shown["identity"]["name"]
+    assert outcome["totals"]["steps"] == len(steps)
+
+
+def test_the_default_model_achieves_the_demo_goal(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    result = autonoma(
+        home,
+        "run",
+        "Write a haiku about autumn to haiku.txt",
+        "--continuous",
+        "--max-steps",
+        "10",
+        "--json",
+        timeout=1200,
+    )
+    assert "Traceback" not in result.stderr
+    outcome = json.loads(result.stdout)
+    shown = show(home, outcome["run_id"])
+    trail = [(s["command"], s["arguments"], (s["observation"] or "")[:80]) for s in shown["steps"]]
+    assert shown["model"] == DEFAULT_MODEL
+    assert outcome["status"] == "completed", trail
+    haiku = Path(outcome["workspace"], "haiku.txt").read_text()
+    lines = [line for line in haiku.splitlines() if line.strip()]
+    assert len(lines) == 3, (haiku, trail)
+    assert all(any(c.isalpha() for c in line) for line in lines)
