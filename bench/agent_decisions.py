@@ -39,6 +39,8 @@ from autonoma.tools import Workspace
 from bench.common import write_result
 
 TASK = "Write a haiku about autumn to haiku.txt"
+# The identity the model itself most often gives this task.
+NAME, ROLE = "AutumnHaikuGPT", "an AI that creates beautiful, evocative poems"
 HAIKU = "Autumn leaves fall,\nNature's breath fades,\nPeace in silence."
 ONE_LINE = "Autumn leaves fall, crisp air blows."
 THOUGHTS = {
@@ -135,6 +137,9 @@ async def main() -> None:
     )
     parser.add_argument("--model", default="qwen2.5-coder-1.5b")
     parser.add_argument("--samples", type=int, default=8)
+    parser.add_argument(
+        "--styles", default="transcript,assistant-turns", help="which ways of showing steps"
+    )
     args = parser.parse_args()
     model = open_model(f"local:{args.model}")
     results: dict[str, dict[str, Any]] = {}
@@ -150,9 +155,7 @@ async def main() -> None:
                 workspace = Workspace(Path(tmp) / name)
                 if situation.content is not None:
                     (workspace.root / "haiku.txt").write_text(situation.content)
-                identity = AgentIdentity(
-                    name="HaikuGPT", role="an AI that writes haiku", goals=situation.goals
-                )
+                identity = AgentIdentity(name=NAME, role=ROLE, goals=situation.goals)
                 run = RunRecord(
                     id="bench",
                     created_at=0,
@@ -169,7 +172,8 @@ async def main() -> None:
                 styles = {"transcript": ours}
                 if situation.steps:
                     styles["assistant-turns"] = assistant_turns(ours, situation.steps)
-                for style, messages in styles.items():
+                chosen = {k: v for k, v in styles.items() if k in args.styles.split(",")}
+                for style, messages in chosen.items():
                     right = 0
                     for _ in range(args.samples):
                         response = await model.request(

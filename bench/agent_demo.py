@@ -5,6 +5,7 @@ continuous mode) through the library, with a fresh workspace. Success: the run c
 haiku.txt holds exactly three non-empty lines of text.
 
     python bench/agent_demo.py [--models smollm2-135m,qwen2.5-coder-1.5b] [--runs 5]
+                               [--max-steps 10] [--first-seed 0]
 """
 
 from __future__ import annotations
@@ -35,7 +36,9 @@ def haiku_lines(workspace: Path) -> list[str]:
     return [line for line in path.read_text(errors="replace").splitlines() if line.strip()]
 
 
-async def run_model(name: str, runs: int, max_steps: int, root: Path) -> dict[str, Any]:
+async def run_model(
+    name: str, runs: int, max_steps: int, first_seed: int, root: Path
+) -> dict[str, Any]:
     spec = f"local:{name}"
     model = open_model(spec)
     store = RunStore(root / name / "runs.db")
@@ -44,13 +47,15 @@ async def run_model(name: str, runs: int, max_steps: int, root: Path) -> dict[st
         for index in range(runs):
             workspace = root / name / f"ws{index}"
             started = time.monotonic()
+            seed = first_seed + index
             settings = RunSettings(
-                model=spec, limits=BudgetLimits(max_steps=max_steps), continuous=True
+                model=spec, limits=BudgetLimits(max_steps=max_steps), continuous=True, seed=seed
             )
             run, _ = await create_run(store, model, GOAL, settings, workspace=workspace)
             outcome = await run_agent(store, model, run)
             lines = haiku_lines(workspace)
             row = {
+                "seed": seed,
                 "status": outcome.status,
                 "success": outcome.status == "completed" and len(lines) == 3,
                 "steps": outcome.spent.steps,
@@ -89,13 +94,22 @@ async def main() -> None:
     parser.add_argument("--models", default="smollm2-135m,qwen2.5-coder-1.5b")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--max-steps", type=int, default=10)
+    parser.add_argument("--first-seed", type=int, default=0, help="run i samples with seed+i")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="autonoma-demo-") as tmp:
         results = {
-            name: await run_model(name, args.runs, args.max_steps, Path(tmp))
+            name: await run_model(name, args.runs, args.max_steps, args.first_seed, Path(tmp))
             for name in args.models.split(",")
         }
-    write_result("agent_demo", {"goal": GOAL, "max_steps": args.max_steps, "models": results})
+    write_result(
+        "agent_demo",
+        {
+            "goal": GOAL,
+            "max_steps": args.max_steps,
+            "first_seed": args.first_seed,
+            "models": results,
+        },
+    )
 
 
 if __name__ == "__main__":

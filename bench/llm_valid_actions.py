@@ -1,7 +1,8 @@
 """Valid-action rate of the embedded models: constrained decoding against free-form JSON.
 
 For each model and each of the 60 agent-style prompts, ask for one of 7 typed commands:
-  constrained   - the tool-call schema becomes a llama.cpp grammar (autonoma's path), no re-ask
+  constrained   - the tool-call schema becomes a llama.cpp grammar (autonoma's path), no re-ask;
+                  any failures are asked again with the default re-asks, as the agent runs
   free-form     - the same schema described in the prompt, decoding unconstrained; the raw
                   answer is scored two ways:
                     autogpt: json.loads(text.strip()), as AutoGPT parsed replies
@@ -63,7 +64,9 @@ async def run_model(name: str, prompts: list[str]) -> dict[str, Any]:
     model = open_model(f"local:{name}", settings)
     gate = asyncio.Semaphore(2)
 
-    async def constrained(prompt: str) -> bool:
+    async def constrained(prompt: str, reasks: int = 0) -> str | None:
+        """None when the answer is a valid command, else why it is not."""
+        model.settings = model.settings.model_copy(update={"max_reasks": reasks})
         async with gate:
             try:
                 await model.request(
@@ -72,9 +75,9 @@ async def run_model(name: str, prompts: list[str]) -> dict[str, Any]:
                     max_tokens=MAX_TOKENS,
                     temperature=TEMPERATURE,
                 )
-            except OutputInvalid:
-                return False
-            return True
+            except OutputInvalid as error:
+                return str(error).splitlines()[0]
+            return None
 
     async def free_form(prompt: str) -> str:
         """The raw answer to the prompt an unconstrained backend gets (schema in the prompt)."""
@@ -84,8 +87,13 @@ async def run_model(name: str, prompts: list[str]) -> dict[str, Any]:
             return raw.text
 
     started = time.monotonic()
-    constrained_ok = await asyncio.gather(*(constrained(p) for p in prompts))
+    problems = await asyncio.gather(*(constrained(p) for p in prompts))
     constrained_s = time.monotonic() - started
+    constrained_ok = [problem is None for problem in problems]
+    failed = [(p, why) for p, why in zip(prompts, problems, strict=True) if why is not None]
+    # The failures again, with the layer's default re-asks (as the agent runs).
+    default_reasks = LLMSettings().max_reasks
+    retried = [await constrained(p, default_reasks) for p, _ in failed]
     model.capabilities = Capabilities(json_schema=False, native_tools=False)
     started = time.monotonic()
     raws = await asyncio.gather(*(free_form(p) for p in prompts))
@@ -96,6 +104,10 @@ async def run_model(name: str, prompts: list[str]) -> dict[str, Any]:
         "prompts": n,
         "constrained_valid": sum(constrained_ok),
         "constrained_rate": sum(constrained_ok) / n,
+        "constrained_failures": [{"prompt": p, "problem": why} for p, why in failed],
+        "constrained_with_reasks_valid": n - sum(why is not None for why in retried),
+        "constrained_with_reasks_rate": (n - sum(why is not None for why in retried)) / n,
+        "default_max_reasks": default_reasks,
         "freeform_autogpt_valid": sum(autogpt_parse(t) for t in raws),
         "freeform_autogpt_rate": sum(autogpt_parse(t) for t in raws) / n,
         "freeform_repair_valid": sum(repair_parse(t) for t in raws),

@@ -63,6 +63,7 @@ def test_smollm2_through_the_cli_stores_steps_and_exits_cleanly(tmp_path: Path) 
 
 
 def test_the_default_model_achieves_the_demo_goal(tmp_path: Path) -> None:
+    # Seeded so CI replays one run; bench/agent_demo.py measures the rate over many seeds.
     home = tmp_path / "home"
     result = autonoma(
         home,
@@ -71,6 +72,8 @@ def test_the_default_model_achieves_the_demo_goal(tmp_path: Path) -> None:
         "--continuous",
         "--max-steps",
         "10",
+        "--seed",
+        "0",
         "--json",
         timeout=1200,
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from autonoma.agent.completion import named_files, unmet_deliverables
+from autonoma.agent.completion import deliverables, named_files, unmet_deliverables
 from autonoma.tools import Workspace
 
 
@@ -30,6 +30,23 @@ def test_missing_and_empty_deliverables_are_reported(tmp_path: Path) -> None:
     problems = unmet_deliverables(
         workspace, ["Write done.txt, empty.md and missing.csv", "not ../outside.txt"]
     )
-    assert problems == ["empty.md is empty", "missing.csv does not exist"]
+    assert problems == ["empty.md is empty", "missing.csv does not exist yet"]
     assert unmet_deliverables(workspace, ["Write done.txt"]) == []
     assert unmet_deliverables(workspace, ["No files named at all"]) == []
+
+
+def test_deliverables_report_lines_written_so_far(tmp_path: Path) -> None:
+    workspace = Workspace(tmp_path)
+    (tmp_path / "poem.txt").write_text("one\n\ntwo\n")
+    (tmp_path / "blank.md").write_text("\n  \n")
+    found = deliverables(workspace, ["Write poem.txt, blank.md and todo.csv"])
+    assert [(d.name, d.lines, d.done) for d in found] == [
+        ("poem.txt", 2, True),
+        ("blank.md", 0, False),
+        ("todo.csv", None, False),
+    ]
+    assert [d.describe() for d in found] == [
+        "poem.txt holds 2 lines",
+        "blank.md is empty",
+        "todo.csv does not exist yet",
+    ]

@@ -158,7 +158,7 @@ async def test_completion_is_refused_until_the_named_file_exists(
     model = ScriptedModel(
         [
             act("task_complete", reason="I wrote it"),
-            act("write_file", path="haiku.txt", text=""),
+            act("append_file", path="haiku.txt", text=""),
             act("task_complete", reason="I wrote it"),
             act("write_file", path="haiku.txt", text=HAIKU),
             act("task_complete", reason="haiku.txt holds the haiku"),
@@ -169,13 +169,17 @@ async def test_completion_is_refused_until_the_named_file_exists(
     steps = store.steps(run.id)
     assert [(s.command, s.ok) for s in steps] == [
         ("task_complete", False),
-        ("write_file", True),
+        ("append_file", True),
         ("task_complete", False),
         ("write_file", True),
         ("task_complete", True),
     ]
     assert "refused: haiku.txt does not exist" in (steps[0].observation or "")
     assert "refused: haiku.txt is empty" in (steps[2].observation or "")
+    # Each step names the files the goals ask for and how far each has got.
+    assert "The files your goals name: haiku.txt." in user_texts(model, 0)
+    assert "The workspace holds: haiku.txt.\n" in user_texts(model, 2)  # empty: no count
+    assert "The workspace holds: haiku.txt. haiku.txt holds 3 lines." in user_texts(model, 4)
 
 
 async def test_long_tool_output_is_cut_with_a_note(store: RunStore, tmp_path: Path) -> None:

@@ -77,3 +77,18 @@ async def test_missing_and_corrupt_model_files_are_clear_errors(tmp_path):
     broken.write_bytes(b"GGUF" + b"\0" * 1000)
     with pytest.raises(ModelError, match="could not load"):
         await EmbeddedModel(broken).request([{"role": "user", "content": "x"}])
+
+
+async def test_token_counts_come_from_the_models_own_tokenizer(smollm_path):
+    model = EmbeddedModel(smollm_path, settings=LLMSettings(local_context=2048, local_slots=1))
+    messages = [{"role": "user", "content": "Count these tokens, please."}]
+    try:
+        tokens = await model.tokenize("autumn leaves")
+        prompt = await model.render_chat(messages)
+        counted = await model.count_prompt_tokens(messages)
+        answer = await model.request(messages, max_tokens=1, temperature=0)
+    finally:
+        await model.aclose()
+    assert tokens and all(isinstance(t, int) for t in tokens)
+    assert "Count these tokens, please." in prompt and prompt != messages[0]["content"]
+    assert counted == answer.usage.prompt_tokens  # the same count the server charges

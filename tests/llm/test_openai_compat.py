@@ -298,3 +298,12 @@ async def test_streaming_yields_deltas_then_the_validated_response(fake_openai, 
     assert done.response.data == Command(command="list", path=".")
     assert done.response.usage.completion_tokens == 7
     assert fake_openai.requests[0]["stream"] is True
+
+
+async def test_a_sampling_seed_is_sent_and_omitted_when_unset(fake_openai, fast_settings):
+    fake_openai.push({"content": "one"}, {"content": "two"})
+    model = model_for(fake_openai, fast_settings)
+    await model.request(MESSAGES, max_tokens=5, seed=7)
+    await model.request(MESSAGES, max_tokens=5)
+    first, second = fake_openai.requests
+    assert first["seed"] == 7 and "seed" not in second

@@ -376,6 +376,15 @@ async def test_wrong_argument_type_is_reported(ctx: ToolContext, ws: Workspace) 
     assert not (ws.root / "a.txt").exists()
 
 
+async def test_write_file_needs_the_content_in_the_same_command(
+    ctx: ToolContext, ws: Workspace
+) -> None:
+    assert write_file.args_model.model_json_schema()["properties"]["text"]["minLength"] == 1
+    result = await write_file.run(ctx, {"path": "a.txt", "text": ""})
+    assert not result.ok and "at least 1 character" in result.output
+    assert not (ws.root / "a.txt").exists()
+
+
 async def test_an_exception_becomes_a_failed_result_verbatim(ctx: ToolContext) -> None:
     @tool()
     def explode(context: ToolContext, what: str) -> str:

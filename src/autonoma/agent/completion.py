@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from autonoma.tools import Workspace, WorkspaceError
 
@@ -27,16 +28,39 @@ def named_files(texts: Iterable[str]) -> list[str]:
     return list(seen)
 
 
-def unmet_deliverables(workspace: Workspace, texts: Iterable[str]) -> list[str]:
-    """What is wrong with the files the texts name: missing or empty ones."""
-    problems = []
+@dataclass(frozen=True)
+class Deliverable:
+    name: str
+    lines: int | None  # None: the file does not exist
+
+    @property
+    def done(self) -> bool:
+        return bool(self.lines)
+
+    def describe(self) -> str:
+        if self.lines is None:
+            return f"{self.name} does not exist yet"
+        if not self.lines:
+            return f"{self.name} is empty"
+        return f"{self.name} holds {self.lines} line{'s' if self.lines != 1 else ''}"
+
+
+def deliverables(workspace: Workspace, texts: Iterable[str]) -> list[Deliverable]:
+    """The files the texts name, each with how many non-blank lines it holds so far."""
+    found = []
     for name in named_files(texts):
         try:
             path = workspace.resolve(name)
         except WorkspaceError:
             continue  # not a workspace path; nothing to check
         if not path.is_file():
-            problems.append(f"{name} does not exist")
-        elif not path.read_text(encoding="utf-8", errors="replace").strip():
-            problems.append(f"{name} is empty")
-    return problems
+            found.append(Deliverable(name, None))
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        found.append(Deliverable(name, sum(1 for line in text.splitlines() if line.strip())))
+    return found
+
+
+def unmet_deliverables(workspace: Workspace, texts: Iterable[str]) -> list[str]:
+    """What is wrong with the files the texts name: missing or empty ones."""
+    return [d.describe() for d in deliverables(workspace, texts) if not d.done]

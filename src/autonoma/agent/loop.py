@@ -16,7 +16,7 @@ from typing import Any
 
 from autonoma.agent.action import Action, action_schema, parse_action
 from autonoma.agent.approval import ApprovalRequest, Approver, Decision, RefuseWithoutTerminal
-from autonoma.agent.completion import unmet_deliverables
+from autonoma.agent.completion import deliverables, unmet_deliverables
 from autonoma.agent.identity import AgentIdentity
 from autonoma.errors import ModelError, ModelRefused, OutputInvalid
 from autonoma.llm import Model
@@ -187,6 +187,7 @@ class Agent:
             first=not steps,
             goals=identity.goals,
             files=workspace.files(),
+            deliverables=deliverables(workspace, [run.goal, *identity.goals]),
         )
         return build_context(prompt, steps, closing, self.config.context)
 

@@ -120,7 +120,7 @@ def tool(
     `context` receives the ToolContext and is not part of the schema."""
 
     def wrap(function: ToolFunction) -> Tool:
-        hints = get_type_hints(function)
+        hints = get_type_hints(function, include_extras=True)  # keeps Annotated constraints
         params = list(inspect.signature(function).parameters.values())
         wants_context = bool(params) and params[0].name == "context"
         if wants_context:

@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import fnmatch
+from typing import Annotated
+
+from pydantic import Field
 
 from autonoma.tools.base import Risk, Tool, ToolContext, ToolResult, tool
 
 MAX_READ_BYTES = 200_000
 MAX_LISTED = 200
 MAX_MATCHES = 100
+
+# Small models like to "create the file first" with no text and then lose track; the schema
+# (so the constrained decoder) asks for the content in the same command.
+WholeText = Annotated[str, Field(min_length=1)]
 
 
 @tool(risk=Risk.READ, timeout_s=10)
@@ -39,8 +46,8 @@ def _count(n: int, noun: str) -> str:
 
 
 @tool(risk=Risk.WRITE, timeout_s=10)
-def write_file(context: ToolContext, path: str, text: str) -> str:
-    """Write text to a file in the workspace, replacing what it held.
+def write_file(context: ToolContext, path: str, text: WholeText) -> str:
+    """Create or replace a file in the workspace, giving its complete text at once.
 
     Args:
         path: the file's path, relative to the workspace
