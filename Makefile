@@ -37,9 +37,14 @@ models: $(STAMP)
 	$(BIN)/autonoma models pull qwen2.5-coder-1.5b
 
 bench: $(STAMP)
+	$(BIN)/python -m pip install -q -e '.[all,dev,bench]'
 	$(BIN)/python bench/llm_valid_actions.py
 	$(BIN)/python bench/llm_throughput.py
 	$(BIN)/python bench/llm_client_overhead.py
+	$(BIN)/python bench/agent_demo.py --runs 6
+	$(BIN)/python bench/agent_decisions.py
+	$(BIN)/python bench/agent_prompt_tokens.py
+	$(BIN)/python bench/plot.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

@@ -1,7 +1,10 @@
 """Client overhead: 1,000 concurrent requests to a fake OpenAI server answering after 50 ms.
 
 The server runs in its own process. For each concurrency limit C, the ideal total time is
-latency x ceil(requests / C); what the client adds on top is its overhead.
+latency x ceil(requests / C). On 2 cores the fake server itself (one uvicorn process) cannot
+reach the ideal at high C, so the same requests are also sent by a bare HTTP client (httpx2,
+the JSON body posted and decoded, nothing else): autonoma's client against that floor is what
+the layer costs (SDK, validation, usage and cost accounting, rate limiting, retries).
 
     python bench/llm_client_overhead.py [--requests 1000] [--latency 0.05]
 """
@@ -15,6 +18,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+import httpx2
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -39,6 +44,28 @@ async def measure(base_url: str, requests: int, limit: int) -> float:
     return elapsed
 
 
+async def measure_bare(base_url: str, requests: int, limit: int) -> float:
+    limits = httpx2.Limits(max_connections=1000, max_keepalive_connections=100)
+    gate = asyncio.Semaphore(limit)
+    async with httpx2.AsyncClient(base_url=base_url, limits=limits, timeout=60) as http:
+
+        async def one(i: int) -> None:
+            body = {
+                "model": "fake",
+                "messages": [{"role": "user", "content": f"request {i}"}],
+                "max_tokens": 8,
+            }
+            async with gate:
+                response = await http.post("/chat/completions", json=body)
+                response.raise_for_status()
+                response.json()
+
+        await one(-1)
+        started = time.perf_counter()
+        await asyncio.gather(*(one(i) for i in range(requests)))
+        return time.perf_counter() - started
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--requests", type=int, default=1000)
@@ -57,6 +84,7 @@ def main() -> None:
         rows = []
         for limit in (int(x) for x in args.limits.split(",")):
             elapsed = asyncio.run(measure(base_url, args.requests, limit))
+            bare = asyncio.run(measure_bare(base_url, args.requests, limit))
             ideal = args.latency * math.ceil(args.requests / limit)
             row = {
                 "concurrency": limit,
@@ -64,6 +92,8 @@ def main() -> None:
                 "ideal_seconds": round(ideal, 3),
                 "overhead_ratio": round(elapsed / ideal, 2),
                 "requests_per_second": round(args.requests / elapsed, 1),
+                "bare_http_seconds": round(bare, 3),
+                "over_bare_http": round(elapsed / bare, 2),
             }
             print(row, flush=True)
             rows.append(row)

@@ -1,7 +1,8 @@
 """Prompt and generation speed of the embedded models, with 1 and 2 parallel slots.
 
 llama.cpp reports its own timings per request; we send `slots` requests at once and report
-the per-request speeds and the aggregate generation rate (all tokens / wall time).
+the per-request speeds (prompt processing, generation) and the aggregate generation rate: all
+generated tokens / wall time, prompt processing included, as an agent step sees it.
 
     python bench/llm_throughput.py [--models smollm2-135m,qwen2.5-coder-1.5b] [--gen 128]
 """
@@ -43,19 +44,21 @@ async def run(name: str, slots: int, gen_tokens: int, rounds: int) -> dict[str, 
         return timings
 
     await one(-1)  # warm-up
-    prompt_tps, gen_tps, aggregate = [], [], []
+    prompt_tps, gen_tps, aggregate, prompt_n = [], [], [], []
     for r in range(rounds):
         started = time.perf_counter()
         timings = await asyncio.gather(*(one(r * slots + i) for i in range(slots)))
         wall = time.perf_counter() - started
         prompt_tps += [t["prompt_per_second"] for t in timings]
         gen_tps += [t["predicted_per_second"] for t in timings]
+        prompt_n += [t["prompt_n"] for t in timings]
         aggregate.append(sum(t["predicted_n"] for t in timings) / wall)
     await model.aclose()
     row = {
         "model": name,
         "slots": slots,
-        "prompt_tokens": len(PROMPT) // 4,
+        "prompt_tokens": round(sum(prompt_n) / len(prompt_n)),
+        "generated_tokens": gen_tokens,
         "prompt_tokens_per_s_per_request": round(sum(prompt_tps) / len(prompt_tps), 1),
         "gen_tokens_per_s_per_request": round(sum(gen_tps) / len(gen_tps), 1),
         "gen_tokens_per_s_aggregate": round(sum(aggregate) / len(aggregate), 1),

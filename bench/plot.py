@@ -1,0 +1,54 @@
+"""Pictures of benchmark results for docs/benchmarks.md (SVG, from bench/results/*.json).
+
+python bench/plot.py
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+from matplotlib.ticker import MaxNLocator
+
+RESULTS = Path(__file__).parent / "results"
+IMAGES = Path(__file__).resolve().parents[1] / "docs" / "images"
+
+
+def load(name: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((RESULTS / f"{name}.json").read_text())
+    return data
+
+
+def prompt_tokens_per_step() -> Path:
+    data = load("agent_prompt_tokens")
+    steps = [row["step"] for row in data["per_step"]]
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    for key, label in (("autonoma", "autonoma"), ("autogpt", "AutoGPT (April 2023 prompt)")):
+        ax.plot(steps, [row[key] for row in data["per_step"]], marker="o", ms=3, label=label)
+    ax.set_xlabel("step")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_ylabel(f"prompt tokens ({data['tokenizer']} tokenizer)")
+    ax.set_title("Prompt tokens per step, same identity and 7 commands")
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    ax.legend()
+    return save(fig, "agent_prompt_tokens.svg")
+
+
+def save(fig: Any, name: str) -> Path:
+    IMAGES.mkdir(parents=True, exist_ok=True)
+    path = IMAGES / name
+    fig.tight_layout()
+    fig.savefig(path, metadata={"Date": None})
+    plt.close(fig)
+    print(f"wrote {path}")
+    return path
+
+
+if __name__ == "__main__":
+    prompt_tokens_per_step()
