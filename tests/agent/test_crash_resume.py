@@ -138,6 +138,36 @@ def test_a_run_killed_twice_resumes_and_finishes_without_lost_or_repeated_steps(
     assert len(resumes) == 2
 
 
+def test_ctrl_c_stops_cleanly_and_the_run_resumes(tmp_path: Path, server: FakeOpenAI) -> None:
+    home = tmp_path / "home"
+    workspace = tmp_path / "ws"
+    log = workspace / "log.txt"
+    server.responder = appender(log)
+    spec = f"openai:fake@{server.base_url}"
+    first = start(
+        home, "run", "Write six lines", "--model", spec, "--workspace", str(workspace),
+        "--continuous", "--name", "LogGPT", "--goal", "append six numbered lines to log.txt",
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while not (log.exists() and len(log.read_text().splitlines()) >= 2):
+        assert time.monotonic() < deadline and first.poll() is None
+        time.sleep(0.01)
+    first.send_signal(signal.SIGINT)  # what Ctrl-C sends
+    _, err = first.communicate(timeout=30)
+    assert first.returncode == 130, err
+    assert "Traceback" not in err and "autonoma resume" in err
+    run_id = only_run_id(home)
+    stopped = show(home, run_id)
+    assert stopped["status"] == "stopped"
+    assert all(s["status"] in ("done", "interrupted") for s in stopped["steps"])
+
+    final = start(home, "resume", run_id)
+    out, err = final.communicate(timeout=120)
+    assert final.returncode == 0, err
+    assert json.loads(out)["status"] == "completed"
+    assert log.read_text().splitlines() == [f"line {i}" for i in range(1, LINES + 1)]
+
+
 SLOW_TOOL_WORKER = """
 import asyncio, sys
 from pathlib import Path
