@@ -13,6 +13,7 @@ ARGS ?=
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q torch==2.13.0  # the CPU build; unpinned would pull CUDA
 	$(BIN)/python -m pip install -q -e '.[all,dev]'
 	touch $(STAMP)
 

@@ -1,1 +1,1 @@
-"""Memory: the short-term context builder (the long-term stream comes with its own issue)."""
+"""Memory: the short-term context builder, embedders, and the long-term memory stream."""

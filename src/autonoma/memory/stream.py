@@ -1,0 +1,330 @@
+"""The long-term memory stream: natural-language records in SQLite (WAL), retrieved by a
+weighted sum of recency, importance and relevance, as Generative Agents does.
+
+    score = w_recency * recency + w_importance * importance + w_relevance * relevance
+
+Each term is min-max normalised over the candidates (all equal: 0.5 each, as the reference
+code does). Recency is `decay ** hours since last access` (the paper's 0.995 per hour),
+importance the stored 1-10 score, relevance the cosine similarity of the query's embedding and
+the record's. The default weights are the reference implementation's (`gw = [0.5, 3, 2]` in
+joonspk-research/generative_agents, retrieve.py): recency 0.5, importance 2, relevance 3.
+A read is a write: retrieved records get their last-accessed time set to now.
+
+Several agents of one process and several processes may write at once: every write is one
+SQLite transaction (BEGIN IMMEDIATE, with a busy timeout).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from autonoma.errors import AutonomaError
+from autonoma.memory.embeddings import Embedder, Vectors
+
+Kind = Literal["observation", "action", "result", "thought", "plan", "reflection", "chat"]
+HOUR = 3600.0
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS records (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    agent TEXT NOT NULL,
+    run_id TEXT,
+    kind TEXT NOT NULL,
+    text TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    accessed_at REAL NOT NULL,
+    importance INTEGER NOT NULL,
+    evidence TEXT NOT NULL DEFAULT '[]',
+    embedding BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS records_agent ON records (agent, created_at);
+"""
+
+
+class MemoryStoreError(AutonomaError):
+    """The memory store cannot be used as asked."""
+
+
+class EmbeddingMismatch(MemoryStoreError):
+    """The store was embedded by another model than the one it is opened with."""
+
+
+class MemoryRecord(BaseModel):
+    id: int
+    agent: str
+    run_id: str | None = None
+    kind: Kind
+    text: str
+    created_at: float
+    accessed_at: float
+    importance: int = Field(ge=1, le=10)
+    evidence: list[int] = Field(default_factory=list)  # a reflection's supporting records
+
+
+class RetrievalWeights(BaseModel):
+    recency: float = 0.5
+    importance: float = 2.0
+    relevance: float = 3.0
+    decay_per_hour: float = Field(0.995, gt=0, le=1)
+
+
+class Retrieved(BaseModel):
+    record: MemoryRecord
+    score: float
+    recency: float  # each term normalised to [0, 1] over the candidates
+    importance: float
+    relevance: float
+
+
+class MemoryStream:
+    """One SQLite file holds the records of every agent that shares it."""
+
+    def __init__(self, path: Path, embedder: Embedder) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self.embedder = embedder
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self._db.row_factory = sqlite3.Row
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA busy_timeout=30000")
+        with self._lock:
+            self._db.executescript(_SCHEMA)  # idempotent: IF NOT EXISTS
+        self._check_embedder()
+
+    def _check_embedder(self) -> None:
+        with self._tx() as db:
+            rows = dict(db.execute("SELECT key, value FROM meta").fetchall())
+            if not rows:
+                db.execute("INSERT INTO meta VALUES ('embedder', ?)", (self.embedder.name,))
+                db.execute("INSERT INTO meta VALUES ('dim', ?)", (str(self.embedder.dim),))
+                return
+        if rows["embedder"] != self.embedder.name or int(rows["dim"]) != self.embedder.dim:
+            raise EmbeddingMismatch(
+                f"the memory in {self.path} was embedded with {rows['embedder']} "
+                f"({rows['dim']} dimensions), not {self.embedder.name} "
+                f"({self.embedder.dim}): open it with {rows['embedder']}, or re-embed it with "
+                "`await MemoryStream.reembed(path, new_embedder)`"
+            )
+
+    @classmethod
+    async def reembed(cls, path: Path, embedder: Embedder) -> MemoryStream:
+        """Embed every record again with `embedder` and make it the store's embedder."""
+        db = sqlite3.connect(path, isolation_level=None)
+        try:
+            rows = db.execute("SELECT id, text FROM records ORDER BY id").fetchall()
+            vectors = await embedder.embed([text for _, text in rows]) if rows else None
+            db.execute("BEGIN IMMEDIATE")
+            for row, (record_id, _) in enumerate(rows):
+                assert vectors is not None
+                db.execute(
+                    "UPDATE records SET embedding = ? WHERE id = ?",
+                    (vectors[row].tobytes(), record_id),
+                )
+            db.execute("DELETE FROM meta")
+            db.execute("INSERT INTO meta VALUES ('embedder', ?)", (embedder.name,))
+            db.execute("INSERT INTO meta VALUES ('dim', ?)", (str(embedder.dim),))
+            db.execute("COMMIT")
+        finally:
+            db.close()
+        return cls(path, embedder)
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    async def add(
+        self,
+        agent: str,
+        text: str,
+        *,
+        kind: Kind = "observation",
+        importance: int = 5,
+        run_id: str | None = None,
+        evidence: Sequence[int] = (),
+        created_at: float | None = None,
+    ) -> MemoryRecord:
+        if not text.strip():
+            raise MemoryStoreError("a memory record needs text")
+        vector = await self.embedder.embed_one(text)
+        when = time.time() if created_at is None else created_at
+        record = MemoryRecord(
+            id=0,
+            agent=agent,
+            run_id=run_id,
+            kind=kind,
+            text=text,
+            created_at=when,
+            accessed_at=when,
+            importance=importance,
+            evidence=list(evidence),
+        )
+        return await asyncio.to_thread(self._insert, record, vector)
+
+    def _insert(self, record: MemoryRecord, vector: Vectors) -> MemoryRecord:
+        with self._tx() as db:
+            cursor = db.execute(
+                "INSERT INTO records (agent, run_id, kind, text, created_at, accessed_at,"
+                " importance, evidence, embedding) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    record.agent,
+                    record.run_id,
+                    record.kind,
+                    record.text,
+                    record.created_at,
+                    record.accessed_at,
+                    record.importance,
+                    json.dumps(record.evidence),
+                    np.asarray(vector, dtype=np.float32).tobytes(),
+                ),
+            )
+        return record.model_copy(update={"id": cursor.lastrowid})
+
+    def get(self, record_id: int) -> MemoryRecord:
+        with self._lock:
+            row = self._db.execute("SELECT * FROM records WHERE id = ?", (record_id,)).fetchone()
+        if row is None:
+            raise MemoryStoreError(f"there is no memory record {record_id}")
+        return _record(row)
+
+    def count(self, agent: str | None = None) -> int:
+        where, params = ("WHERE agent = ?", (agent,)) if agent else ("", ())
+        with self._lock:
+            (n,) = self._db.execute(f"SELECT COUNT(*) FROM records {where}", params).fetchone()
+        return int(n)
+
+    async def retrieve(
+        self,
+        query: str,
+        k: int = 10,
+        *,
+        weights: RetrievalWeights | None = None,
+        agent: str | None = None,
+        kinds: Sequence[Kind] | None = None,
+        since: float | None = None,
+        until: float | None = None,
+        now: float | None = None,
+    ) -> list[Retrieved]:
+        """The k best records by the three-term score. An empty query scores by recency and
+        importance alone."""
+        weights = weights or RetrievalWeights()
+        now = time.time() if now is None else now
+        query_vector = await self.embedder.embed_one(query) if query.strip() else None
+        return await asyncio.to_thread(
+            self._retrieve, query_vector, k, weights, agent, kinds, since, until, now
+        )
+
+    def _retrieve(
+        self,
+        query_vector: Vectors | None,
+        k: int,
+        weights: RetrievalWeights,
+        agent: str | None,
+        kinds: Sequence[Kind] | None,
+        since: float | None,
+        until: float | None,
+        now: float,
+    ) -> list[Retrieved]:
+        clauses, params = _filters(agent, kinds, since, until)
+        with self._lock:
+            rows = self._db.execute(f"SELECT * FROM records {clauses}", params).fetchall()
+        if not rows:
+            return []
+        hours = np.array([max(0.0, now - r["accessed_at"]) / HOUR for r in rows])
+        recency = _min_max(weights.decay_per_hour**hours)
+        importance = _min_max(np.array([r["importance"] for r in rows], dtype=np.float64))
+        if query_vector is None:
+            relevance = np.zeros(len(rows))
+            w_relevance = 0.0
+        else:
+            matrix = np.frombuffer(b"".join(r["embedding"] for r in rows), dtype=np.float32)
+            cosine = matrix.reshape(len(rows), -1) @ query_vector
+            relevance = _min_max(cosine.astype(np.float64))
+            w_relevance = weights.relevance
+        score = (
+            weights.recency * recency + weights.importance * importance + w_relevance * relevance
+        )
+        top = np.argsort(-score, kind="stable")[:k]
+        chosen = [
+            Retrieved(
+                record=_record(rows[i]),
+                score=float(score[i]),
+                recency=float(recency[i]),
+                importance=float(importance[i]),
+                relevance=float(relevance[i]),
+            )
+            for i in top
+        ]
+        with self._tx() as db:
+            db.executemany(
+                "UPDATE records SET accessed_at = ? WHERE id = ?",
+                [(now, item.record.id) for item in chosen],
+            )
+        return chosen
+
+
+def _filters(
+    agent: str | None,
+    kinds: Sequence[Kind] | None,
+    since: float | None,
+    until: float | None,
+) -> tuple[str, tuple[object, ...]]:
+    clauses: list[str] = []
+    params: list[object] = []
+    if agent is not None:
+        clauses.append("agent = ?")
+        params.append(agent)
+    if kinds:
+        clauses.append(f"kind IN ({', '.join('?' for _ in kinds)})")
+        params.extend(kinds)
+    if since is not None:
+        clauses.append("created_at >= ?")
+        params.append(since)
+    if until is not None:
+        clauses.append("created_at <= ?")
+        params.append(until)
+    return ("WHERE " + " AND ".join(clauses) if clauses else ""), tuple(params)
+
+
+def _min_max(values: np.ndarray) -> np.ndarray:
+    low, high = float(values.min()), float(values.max())
+    if high - low < 1e-12:
+        return np.full(values.shape, 0.5)
+    return (values - low) / (high - low)
+
+
+def _record(row: sqlite3.Row) -> MemoryRecord:
+    return MemoryRecord(
+        id=row["id"],
+        agent=row["agent"],
+        run_id=row["run_id"],
+        kind=row["kind"],
+        text=row["text"],
+        created_at=row["created_at"],
+        accessed_at=row["accessed_at"],
+        importance=row["importance"],
+        evidence=json.loads(row["evidence"]),
+    )

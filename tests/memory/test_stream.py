@@ -1,0 +1,175 @@
+"""The memory stream on real SQLite: scoring by hand-computed examples, filters, access times,
+the embedder check, and two processes writing at once."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from autonoma.memory.stream import (
+    HOUR,
+    EmbeddingMismatch,
+    MemoryStoreError,
+    MemoryStream,
+    RetrievalWeights,
+)
+from tests.memory.table_embedder import TableEmbedder
+
+NOW = 1_000_000.0
+# Three records; the query points along x. Cosines with the query: a 1.0, b 0.6, c 0.0.
+TABLE = {
+    "query": [1.0, 0.0, 0.0],
+    "a": [1.0, 0.0, 0.0],
+    "b": [0.6, 0.8, 0.0],
+    "c": [0.0, 0.0, 1.0],
+}
+ONLY = {
+    "recency": RetrievalWeights(recency=1, importance=0, relevance=0),
+    "importance": RetrievalWeights(recency=0, importance=1, relevance=0),
+    "relevance": RetrievalWeights(recency=0, importance=0, relevance=1),
+}
+
+
+@pytest.fixture
+async def stream(tmp_path: Path) -> MemoryStream:
+    memory = MemoryStream(tmp_path / "memory.db", TableEmbedder(TABLE))
+    # a: relevant, old (10 h), mundane. b: half relevant, fresh, fairly important.
+    # c: irrelevant, 5 h old, life-changing.
+    await memory.add("ada", "a", importance=1, created_at=NOW - 10 * HOUR)
+    await memory.add("ada", "b", importance=6, created_at=NOW)
+    await memory.add("ada", "c", importance=10, created_at=NOW - 5 * HOUR)
+    return memory
+
+
+async def texts(memory: MemoryStream, query: str, weights: RetrievalWeights) -> list[str]:
+    found = await memory.retrieve(query, k=3, weights=weights, now=NOW)
+    return [item.record.text for item in found]
+
+
+async def test_each_term_alone_orders_as_computed_by_hand(stream: MemoryStream) -> None:
+    assert await texts(stream, "query", ONLY["recency"]) == ["b", "c", "a"]
+    assert await texts(stream, "query", ONLY["importance"]) == ["c", "b", "a"]
+    assert await texts(stream, "query", ONLY["relevance"]) == ["a", "b", "c"]
+
+
+async def test_the_combined_score_matches_the_hand_computed_one(stream: MemoryStream) -> None:
+    # recency 0.995**h: a 0.95111, b 1.0, c 0.97525 -> min-max: a 0, b 1, c 0.50656
+    # importance 1, 6, 10 -> a 0, b 0.55556, c 1; relevance 1, 0.6, 0 -> a 1, b 0.6, c 0
+    found = await stream.retrieve("query", k=3, now=NOW)  # weights 0.5, 2, 3
+    scores = {item.record.text: item.score for item in found}
+    assert scores["a"] == pytest.approx(0.5 * 0 + 2 * 0 + 3 * 1.0)
+    assert scores["b"] == pytest.approx(0.5 * 1 + 2 * 5 / 9 + 3 * 0.6)
+    c_recency = (0.995**5 - 0.995**10) / (1 - 0.995**10)
+    assert scores["c"] == pytest.approx(0.5 * c_recency + 2 * 1 + 3 * 0)
+    assert [item.record.text for item in found] == ["b", "a", "c"]
+    b = found[0]
+    assert (b.recency, b.importance, b.relevance) == pytest.approx((1.0, 5 / 9, 0.6))
+
+
+async def test_recency_decays_from_the_last_access_and_retrieval_refreshes_it(
+    stream: MemoryStream,
+) -> None:
+    later = NOW + 2 * HOUR
+    (first,) = await stream.retrieve("query", k=1, weights=ONLY["relevance"], now=later)
+    assert first.record.text == "a" and stream.get(first.record.id).accessed_at == later
+    assert stream.get(first.record.id).created_at == NOW - 10 * HOUR  # created stays
+    # a was the stalest; now it is the most recently accessed, so recency ranks it first.
+    assert (await texts(stream, "", ONLY["recency"]))[0] == "a"
+
+
+async def test_an_empty_query_gives_the_recent_and_important(stream: MemoryStream) -> None:
+    found = await stream.retrieve("  ", k=3, now=NOW)
+    assert [item.relevance for item in found] == [0.0, 0.0, 0.0]
+    assert [item.record.text for item in found] == ["c", "b", "a"]  # 2*1+0.5*.507 > 0.5+2*.556
+
+
+async def test_filters_by_owner_kind_and_time(stream: MemoryStream) -> None:
+    await stream.add("bob", "a", kind="thought", importance=9, created_at=NOW)
+    everyone = await stream.retrieve("query", k=10, now=NOW)
+    assert len(everyone) == 4
+    bob = await stream.retrieve("query", k=10, agent="bob", now=NOW)
+    assert [(r.record.agent, r.record.kind) for r in bob] == [("bob", "thought")]
+    thoughts = await stream.retrieve("query", k=10, kinds=["thought"], now=NOW)
+    assert [r.record.agent for r in thoughts] == ["bob"]
+    recent = await stream.retrieve("query", k=10, agent="ada", since=NOW - 6 * HOUR, now=NOW)
+    assert sorted(r.record.text for r in recent) == ["b", "c"]
+    early = await stream.retrieve("query", k=10, until=NOW - 6 * HOUR, now=NOW)
+    assert [r.record.text for r in early] == ["a"]
+    assert await stream.retrieve("query", agent="nobody") == []
+
+
+async def test_records_survive_reopening_and_keep_their_evidence(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    memory = MemoryStream(path, TableEmbedder(TABLE))
+    first = await memory.add("ada", "a", importance=3, run_id="r1")
+    insight = await memory.add(
+        "ada", "b", kind="reflection", importance=7, evidence=[first.id], run_id="r1"
+    )
+    memory.close()
+    again = MemoryStream(path, TableEmbedder(TABLE))
+    assert again.get(insight.id).evidence == [first.id]
+    assert again.get(insight.id).kind == "reflection" and again.count("ada") == 2
+    with pytest.raises(MemoryStoreError, match="no memory record 99"):
+        again.get(99)
+    with pytest.raises(MemoryStoreError, match="needs text"):
+        await again.add("ada", "   ")
+
+
+async def test_another_embedder_is_refused_until_the_store_is_reembedded(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    memory = MemoryStream(path, TableEmbedder(TABLE))
+    await memory.add("ada", "a")
+    await memory.add("ada", "c")
+    memory.close()
+    wider = TableEmbedder(dim=5)
+    wider.name = "wider"
+    with pytest.raises(EmbeddingMismatch, match=r"embedded with table \(3 dimensions\).*reembed"):
+        MemoryStream(path, wider)
+    moved = await MemoryStream.reembed(path, wider)
+    assert moved.count() == 2
+    found = await moved.retrieve("a", k=1, weights=ONLY["relevance"])
+    assert found[0].record.text == "a"  # its new 5-dimensional vector matches itself
+
+
+async def test_the_embedder_batches_and_caches_by_text(tmp_path: Path) -> None:
+    embedder = TableEmbedder(TABLE)
+    vectors = await embedder.embed(["a", "b", "a", "x1", "x2", "x3", "x4"])
+    assert vectors.shape == (7, 3) and vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0)
+    assert np.array_equal(vectors[0], vectors[2])
+    assert [len(batch) for batch in embedder.batches] == [4, 2]  # 6 distinct texts, batch of 4
+    await embedder.embed(["b", "x4"])
+    assert len(embedder.batches) == 2  # both came from the cache
+
+
+WRITER = """
+import asyncio, sys
+from pathlib import Path
+from autonoma.memory.stream import MemoryStream
+from tests.memory.table_embedder import TableEmbedder
+
+async def main():
+    memory = MemoryStream(Path(sys.argv[1]), TableEmbedder())
+    for i in range(int(sys.argv[3])):
+        await memory.add(sys.argv[2], f"{sys.argv[2]} record {i}", importance=1 + i % 10)
+
+asyncio.run(main())
+"""
+
+
+def test_two_processes_writing_at_once_lose_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    MemoryStream(path, TableEmbedder()).close()
+    writers = [
+        subprocess.Popen([sys.executable, "-c", WRITER, str(path), name, "200"])
+        for name in ("ada", "bob")
+    ]
+    assert [w.wait(timeout=120) for w in writers] == [0, 0]
+    memory = MemoryStream(path, TableEmbedder())
+    assert memory.count("ada") == memory.count("bob") == 200
+    texts = {memory.get(i).text for i in range(1, 401)}
+    assert texts == {f"{n} record {i}" for n in ("ada", "bob") for i in range(200)}
