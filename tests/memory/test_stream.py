@@ -173,3 +173,80 @@ def test_two_processes_writing_at_once_lose_nothing(tmp_path: Path) -> None:
     assert memory.count("ada") == memory.count("bob") == 200
     texts = {memory.get(i).text for i in range(1, 401)}
     assert texts == {f"{n} record {i}" for n in ("ada", "bob") for i in range(200)}
+
+
+async def test_a_deleted_or_corrupt_index_is_rebuilt_from_sqlite_with_a_notice(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "memory.db"
+    memory = MemoryStream(path, TableEmbedder(TABLE))
+    for text in ("a", "b", "c"):
+        await memory.add("ada", text)
+    memory.close()
+    assert memory.index_path.exists()
+    assert MemoryStream(path, TableEmbedder(TABLE)).notices == []  # it agreed
+
+    memory.index_path.unlink()
+    rebuilt = MemoryStream(path, TableEmbedder(TABLE))
+    assert "is missing; rebuilding it" in rebuilt.notices[0]
+    assert len(rebuilt.index) == 3
+    assert (await texts(rebuilt, "query", ONLY["relevance"]))[0] == "a"
+    rebuilt.close()
+
+    memory.index_path.write_bytes(b"not a faiss index")
+    again = MemoryStream(path, TableEmbedder(TABLE))
+    assert "is unusable" in again.notices[0] and len(again.index) == 3
+
+
+async def test_an_index_that_disagrees_with_sqlite_is_rebuilt(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    first = MemoryStream(path, TableEmbedder(TABLE))
+    await first.add("ada", "a")
+    first.close()
+    stale = first.index_path.read_bytes()  # an index of one record
+    second = MemoryStream(path, TableEmbedder(TABLE))
+    await second.add("ada", "b")
+    await second.add("ada", "c")
+    second.close()
+    reopened = MemoryStream(path, TableEmbedder(TABLE))  # a newer index: no notice
+    assert reopened.notices == [] and len(reopened.index) == 3
+    reopened.close()
+    first.index_path.write_bytes(stale)  # older than the store: caught up, not rebuilt
+    caught_up = MemoryStream(path, TableEmbedder(TABLE))
+    assert caught_up.notices == [] and len(caught_up.index) == 3
+    with caught_up._lock:
+        caught_up._db.execute("DELETE FROM records WHERE id = 1")  # the store lost one
+    caught_up.close()
+    rebuilt = MemoryStream(path, TableEmbedder(TABLE))
+    assert "rebuilding it" in rebuilt.notices[0] and len(rebuilt.index) == 2
+
+
+async def test_ann_candidates_give_the_exact_top_k(tmp_path: Path) -> None:
+    """Above ann_from the index (HNSW) supplies relevance candidates; the top 10 must match
+    exact scoring over every record."""
+    rng = np.random.default_rng(7)
+    table = {f"m{i}": list(rng.normal(size=16)) for i in range(600)}
+    queries = {f"q{i}": list(rng.normal(size=16)) for i in range(10)}
+    embedder = TableEmbedder({**table, **queries}, dim=16)
+    exact = MemoryStream(tmp_path / "exact.db", embedder)
+    ann = MemoryStream(tmp_path / "ann.db", embedder, ann_from=100, candidates=60)
+    for i, text in enumerate(table):
+        when = NOW - float(rng.uniform(0, 48)) * HOUR
+        for memory in (exact, ann):
+            await memory.add("ada", text, importance=1 + i % 10, created_at=when)
+    assert ann.index.kind == "hnsw" and exact.index.kind == "flat"
+    for query in queries:
+        want = await exact.retrieve(query, k=10, now=NOW)
+        got = await ann.retrieve(query, k=10, now=NOW)
+        assert [r.record.text for r in got] == [r.record.text for r in want]
+
+
+def test_a_process_sees_records_another_process_wrote(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    reader = MemoryStream(path, TableEmbedder())
+    writer = subprocess.run([sys.executable, "-c", WRITER, str(path), "bob", "5"], check=False)
+    assert writer.returncode == 0
+    import asyncio
+
+    found = asyncio.run(reader.retrieve("bob record 3", k=1, weights=ONLY["relevance"]))
+    assert found[0].record.text == "bob record 3" and len(reader.index) == 5

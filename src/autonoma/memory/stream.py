@@ -11,13 +11,22 @@ joonspk-research/generative_agents, retrieve.py): recency 0.5, importance 2, rel
 A read is a write: retrieved records get their last-accessed time set to now.
 
 Several agents of one process and several processes may write at once: every write is one
-SQLite transaction (BEGIN IMMEDIATE, with a busy timeout).
+SQLite transaction (BEGIN IMMEDIATE, with a busy timeout), and each process's index catches up
+with records written by others before it searches.
+
+Embeddings also live in a FAISS index beside the database (`memory.db.faiss`). SQLite is the
+truth: on open the two are checked against each other, and an index that is missing, corrupt
+or disagrees is rebuilt from SQLite with a notice. Up to `ann_from` records every record is a
+candidate and scoring is exact; above it the candidates are the ANN index's nearest by
+relevance together with the most important and the most recently accessed records (from
+SQLite's own indexes), and all three terms are then computed exactly on them.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import sqlite3
 import threading
 import time
@@ -31,6 +40,9 @@ from pydantic import BaseModel, Field
 
 from autonoma.errors import AutonomaError
 from autonoma.memory.embeddings import Embedder, Vectors
+from autonoma.memory.index import HNSW_FROM, VectorIndex
+
+log = logging.getLogger("autonoma.memory")
 
 Kind = Literal["observation", "action", "result", "thought", "plan", "reflection", "chat"]
 HOUR = 3600.0
@@ -50,6 +62,8 @@ CREATE TABLE IF NOT EXISTS records (
     embedding BLOB NOT NULL
 );
 CREATE INDEX IF NOT EXISTS records_agent ON records (agent, created_at);
+CREATE INDEX IF NOT EXISTS records_importance ON records (importance);
+CREATE INDEX IF NOT EXISTS records_accessed ON records (accessed_at);
 """
 
 
@@ -91,10 +105,22 @@ class Retrieved(BaseModel):
 class MemoryStream:
     """One SQLite file holds the records of every agent that shares it."""
 
-    def __init__(self, path: Path, embedder: Embedder) -> None:
+    def __init__(
+        self,
+        path: Path,
+        embedder: Embedder,
+        *,
+        ann_from: int = HNSW_FROM,
+        candidates: int = 200,
+    ) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
+        self.index_path = path.with_name(path.name + ".faiss")
         self.embedder = embedder
+        self.ann_from = ann_from
+        self.candidates = candidates
+        self.notices: list[str] = []
+        self._index_lock = threading.RLock()  # FAISS is not safe for concurrent writes
         self._lock = threading.Lock()
         self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         self._db.row_factory = sqlite3.Row
@@ -103,6 +129,66 @@ class MemoryStream:
         with self._lock:
             self._db.executescript(_SCHEMA)  # idempotent: IF NOT EXISTS
         self._check_embedder()
+        self.index = self._open_index()
+
+    def _notice(self, text: str) -> None:
+        self.notices.append(text)
+        log.warning(text)
+
+    def _open_index(self) -> VectorIndex:
+        """The saved index if it agrees with SQLite (caught up with newer records), else one
+        rebuilt from SQLite."""
+        with self._lock:
+            (count,) = self._db.execute("SELECT COUNT(*) FROM records").fetchone()
+        if not self.index_path.exists():
+            if count:
+                self._notice(f"memory index {self.index_path} is missing; rebuilding it")
+            return self._rebuild()
+        try:
+            index = VectorIndex.load(self.index_path, self.embedder.dim, hnsw_from=self.ann_from)
+        except ValueError as error:
+            self._notice(f"memory index {self.index_path} is unusable ({error}); rebuilding it")
+            return self._rebuild()
+        with self._lock:
+            (upto,) = self._db.execute(
+                "SELECT COUNT(*) FROM records WHERE id <= ?", (index.max_id,)
+            ).fetchone()
+        if upto != len(index):
+            self._notice(
+                f"memory index {self.index_path} holds {len(index)} records where the store "
+                f"has {upto}; rebuilding it"
+            )
+            return self._rebuild()
+        self._catch_up(index)
+        return index
+
+    def _rebuild(self) -> VectorIndex:
+        index = VectorIndex(self.embedder.dim, hnsw_from=self.ann_from)
+        self._catch_up(index)
+        index.save(self.index_path)
+        return index
+
+    def _catch_up(self, index: VectorIndex, batch: int = 50_000) -> None:
+        """Add the records written since the index last saw one (by any process)."""
+        with self._index_lock:
+            self._catch_up_locked(index, batch)
+
+    def _catch_up_locked(self, index: VectorIndex, batch: int) -> None:
+        while True:
+            with self._lock:
+                rows = self._db.execute(
+                    "SELECT id, embedding FROM records WHERE id > ? ORDER BY id LIMIT ?",
+                    (index.max_id, batch),
+                ).fetchall()
+            if not rows:
+                return
+            ids = np.fromiter((r["id"] for r in rows), dtype=np.int64, count=len(rows))
+            vectors = np.frombuffer(b"".join(r["embedding"] for r in rows), dtype=np.float32)
+            index.add(ids, vectors.reshape(len(rows), -1))
+
+    def save_index(self) -> None:
+        with self._index_lock:
+            self.index.save(self.index_path)
 
     def _check_embedder(self) -> None:
         with self._tx() as db:
@@ -153,6 +239,8 @@ class MemoryStream:
             self._db.execute("COMMIT")
 
     def close(self) -> None:
+        """Save the index and close the database."""
+        self.save_index()
         with self._lock:
             self._db.close()
 
@@ -185,6 +273,11 @@ class MemoryStream:
         return await asyncio.to_thread(self._insert, record, vector)
 
     def _insert(self, record: MemoryRecord, vector: Vectors) -> MemoryRecord:
+        inserted = self._write(record, vector)
+        self._catch_up(self.index)  # this record, and any other process's since
+        return inserted
+
+    def _write(self, record: MemoryRecord, vector: Vectors) -> MemoryRecord:
         with self._tx() as db:
             cursor = db.execute(
                 "INSERT INTO records (agent, run_id, kind, text, created_at, accessed_at,"
@@ -248,9 +341,13 @@ class MemoryStream:
         until: float | None,
         now: float,
     ) -> list[Retrieved]:
+        self._catch_up(self.index)
         clauses, params = _filters(agent, kinds, since, until)
-        with self._lock:
-            rows = self._db.execute(f"SELECT * FROM records {clauses}", params).fetchall()
+        if len(self.index) < self.ann_from:
+            with self._lock:
+                rows = self._db.execute(f"SELECT * FROM records {clauses}", params).fetchall()
+        else:
+            rows = self._candidates(query_vector, k, clauses, params, filtered=bool(params))
         if not rows:
             return []
         hours = np.array([max(0.0, now - r["accessed_at"]) / HOUR for r in rows])
@@ -284,6 +381,42 @@ class MemoryStream:
                 [(now, item.record.id) for item in chosen],
             )
         return chosen
+
+    def _candidates(
+        self,
+        query_vector: Vectors | None,
+        k: int,
+        clauses: str,
+        params: tuple[object, ...],
+        *,
+        filtered: bool,
+    ) -> list[sqlite3.Row]:
+        """The nearest by relevance (ANN), the most important and the most recently accessed:
+        a record that could reach the top k by the weighted score is almost surely among them.
+        """
+        n = max(self.candidates, 20 * k)
+        ids: set[int] = set()
+        if query_vector is not None:
+            with self._index_lock:
+                found, _ = self.index.search(query_vector, n * 10 if filtered else n)
+            ids.update(int(i) for i in found)
+        with self._lock:
+            for order in ("importance DESC, accessed_at DESC", "accessed_at DESC"):
+                ids.update(
+                    row[0]
+                    for row in self._db.execute(
+                        f"SELECT id FROM records {clauses} ORDER BY {order} LIMIT ?",
+                        (*params, n),
+                    )
+                )
+            if not ids:
+                return []
+            marks = ", ".join("?" for _ in ids)
+            where = f"{clauses} AND id IN ({marks})" if clauses else f"WHERE id IN ({marks})"
+            rows: list[sqlite3.Row] = self._db.execute(
+                f"SELECT * FROM records {where}", (*params, *ids)
+            ).fetchall()
+        return rows
 
 
 def _filters(
