@@ -15,6 +15,7 @@ from autonoma.memory.stream import (
     EmbeddingMismatch,
     MemoryStoreError,
     MemoryStream,
+    NewRecord,
     RetrievalWeights,
 )
 from tests.memory.table_embedder import TableEmbedder
@@ -229,7 +230,7 @@ async def test_ann_candidates_give_the_exact_top_k(tmp_path: Path) -> None:
     queries = {f"q{i}": list(rng.normal(size=16)) for i in range(10)}
     embedder = TableEmbedder({**table, **queries}, dim=16)
     exact = MemoryStream(tmp_path / "exact.db", embedder)
-    ann = MemoryStream(tmp_path / "ann.db", embedder, ann_from=100, candidates=60)
+    ann = MemoryStream(tmp_path / "ann.db", embedder, ann_from=100, hnsw_from=100, candidates=60)
     for i, text in enumerate(table):
         when = NOW - float(rng.uniform(0, 48)) * HOUR
         for memory in (exact, ann):
@@ -250,3 +251,20 @@ def test_a_process_sees_records_another_process_wrote(tmp_path: Path) -> None:
 
     found = asyncio.run(reader.retrieve("bob record 3", k=1, weights=ONLY["relevance"]))
     assert found[0].record.text == "bob record 3" and len(reader.index) == 5
+
+
+async def test_many_records_are_added_in_one_go(tmp_path: Path) -> None:
+    memory = MemoryStream(tmp_path / "memory.db", TableEmbedder(TABLE))
+    await memory.add("ada", "c", importance=2)
+    added = await memory.add_many(
+        [
+            NewRecord(agent="ada", text="a", importance=9, created_at=NOW),
+            NewRecord(agent="bob", text="b", kind="chat", run_id="r2"),
+        ]
+    )
+    assert [r.id for r in added] == [2, 3] and memory.count() == 3 and len(memory.index) == 3
+    assert memory.get(3).kind == "chat" and memory.get(2).accessed_at == NOW
+    assert (await texts(memory, "query", ONLY["relevance"]))[0] == "a"
+    with pytest.raises(MemoryStoreError, match="needs text"):
+        await memory.add_many([NewRecord(agent="ada", text="")])
+    assert memory.count() == 3

@@ -43,6 +43,9 @@ from autonoma.memory.embeddings import Embedder, Vectors
 from autonoma.memory.index import HNSW_FROM, VectorIndex
 
 log = logging.getLogger("autonoma.memory")
+# From this many records, retrieval scores candidates rather than every record: fetching and
+# scoring all rows costs more than the index search (measured in bench/memory_retrieval.py).
+ANN_FROM = 5_000
 
 Kind = Literal["observation", "action", "result", "thought", "plan", "reflection", "chat"]
 HOUR = 3600.0
@@ -62,7 +65,7 @@ CREATE TABLE IF NOT EXISTS records (
     embedding BLOB NOT NULL
 );
 CREATE INDEX IF NOT EXISTS records_agent ON records (agent, created_at);
-CREATE INDEX IF NOT EXISTS records_importance ON records (importance);
+CREATE INDEX IF NOT EXISTS records_importance ON records (importance, accessed_at);
 CREATE INDEX IF NOT EXISTS records_accessed ON records (accessed_at);
 """
 
@@ -85,6 +88,18 @@ class MemoryRecord(BaseModel):
     accessed_at: float
     importance: int = Field(ge=1, le=10)
     evidence: list[int] = Field(default_factory=list)  # a reflection's supporting records
+
+
+class NewRecord(BaseModel):
+    """What a caller gives to add a record; the store assigns id and times."""
+
+    agent: str
+    text: str
+    kind: Kind = "observation"
+    importance: int = Field(5, ge=1, le=10)
+    run_id: str | None = None
+    evidence: list[int] = Field(default_factory=list)
+    created_at: float | None = None
 
 
 class RetrievalWeights(BaseModel):
@@ -110,7 +125,8 @@ class MemoryStream:
         path: Path,
         embedder: Embedder,
         *,
-        ann_from: int = HNSW_FROM,
+        ann_from: int = ANN_FROM,
+        hnsw_from: int = HNSW_FROM,
         candidates: int = 200,
     ) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -118,6 +134,7 @@ class MemoryStream:
         self.index_path = path.with_name(path.name + ".faiss")
         self.embedder = embedder
         self.ann_from = ann_from
+        self.hnsw_from = hnsw_from
         self.candidates = candidates
         self.notices: list[str] = []
         self._index_lock = threading.RLock()  # FAISS is not safe for concurrent writes
@@ -125,6 +142,9 @@ class MemoryStream:
         self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         self._db.row_factory = sqlite3.Row
         self._db.execute("PRAGMA journal_mode=WAL")
+        # NORMAL in WAL mode: durable across a crashed or killed process, not a power cut;
+        # a retrieval's access-time update then costs no fsync.
+        self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("PRAGMA busy_timeout=30000")
         with self._lock:
             self._db.executescript(_SCHEMA)  # idempotent: IF NOT EXISTS
@@ -145,7 +165,7 @@ class MemoryStream:
                 self._notice(f"memory index {self.index_path} is missing; rebuilding it")
             return self._rebuild()
         try:
-            index = VectorIndex.load(self.index_path, self.embedder.dim, hnsw_from=self.ann_from)
+            index = VectorIndex.load(self.index_path, self.embedder.dim, hnsw_from=self.hnsw_from)
         except ValueError as error:
             self._notice(f"memory index {self.index_path} is unusable ({error}); rebuilding it")
             return self._rebuild()
@@ -163,7 +183,7 @@ class MemoryStream:
         return index
 
     def _rebuild(self) -> VectorIndex:
-        index = VectorIndex(self.embedder.dim, hnsw_from=self.ann_from)
+        index = VectorIndex(self.embedder.dim, hnsw_from=self.hnsw_from)
         self._catch_up(index)
         index.save(self.index_path)
         return index
@@ -272,6 +292,48 @@ class MemoryStream:
         )
         return await asyncio.to_thread(self._insert, record, vector)
 
+    async def add_many(self, records: Sequence[NewRecord]) -> list[MemoryRecord]:
+        """Many records in one transaction (embedded in batches): for imports and bulk loads."""
+        if any(not r.text.strip() for r in records):
+            raise MemoryStoreError("a memory record needs text")
+        vectors = await self.embedder.embed([r.text for r in records])
+        now = time.time()
+        full = [
+            MemoryRecord(
+                id=0,
+                accessed_at=now if r.created_at is None else r.created_at,
+                **r.model_dump(exclude={"created_at"}),
+                created_at=now if r.created_at is None else r.created_at,
+            )
+            for r in records
+        ]
+        return await asyncio.to_thread(self._insert_many, full, vectors)
+
+    def _insert_many(self, records: list[MemoryRecord], vectors: Vectors) -> list[MemoryRecord]:
+        with self._tx() as db:
+            (last,) = db.execute("SELECT COALESCE(MAX(id), 0) FROM records").fetchone()
+            db.executemany(
+                "INSERT INTO records (id, agent, run_id, kind, text, created_at, accessed_at,"
+                " importance, evidence, embedding) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    (
+                        last + 1 + i,
+                        r.agent,
+                        r.run_id,
+                        r.kind,
+                        r.text,
+                        r.created_at,
+                        r.accessed_at,
+                        r.importance,
+                        json.dumps(r.evidence),
+                        vectors[i].tobytes(),
+                    )
+                    for i, r in enumerate(records)
+                ),
+            )
+        self._catch_up(self.index)
+        return [r.model_copy(update={"id": last + 1 + i}) for i, r in enumerate(records)]
+
     def _insert(self, record: MemoryRecord, vector: Vectors) -> MemoryRecord:
         inserted = self._write(record, vector)
         self._catch_up(self.index)  # this record, and any other process's since
@@ -344,30 +406,30 @@ class MemoryStream:
         self._catch_up(self.index)
         clauses, params = _filters(agent, kinds, since, until)
         if len(self.index) < self.ann_from:
-            with self._lock:
-                rows = self._db.execute(f"SELECT * FROM records {clauses}", params).fetchall()
+            ids, importance, accessed, cosine = self._everyone(query_vector, clauses, params)
         else:
-            rows = self._candidates(query_vector, k, clauses, params, filtered=bool(params))
-        if not rows:
+            ids, importance, accessed, cosine = self._candidates(query_vector, k, clauses, params)
+        if not len(ids):
             return []
-        hours = np.array([max(0.0, now - r["accessed_at"]) / HOUR for r in rows])
-        recency = _min_max(weights.decay_per_hour**hours)
-        importance = _min_max(np.array([r["importance"] for r in rows], dtype=np.float64))
-        if query_vector is None:
-            relevance = np.zeros(len(rows))
-            w_relevance = 0.0
-        else:
-            matrix = np.frombuffer(b"".join(r["embedding"] for r in rows), dtype=np.float32)
-            cosine = matrix.reshape(len(rows), -1) @ query_vector
-            relevance = _min_max(cosine.astype(np.float64))
-            w_relevance = weights.relevance
+        recency = _min_max(weights.decay_per_hour ** (np.maximum(0.0, now - accessed) / HOUR))
+        importance = _min_max(importance)
+        relevance = np.zeros(len(ids)) if cosine is None else _min_max(cosine)
+        w_relevance = 0.0 if cosine is None else weights.relevance
         score = (
             weights.recency * recency + weights.importance * importance + w_relevance * relevance
         )
         top = np.argsort(-score, kind="stable")[:k]
-        chosen = [
+        chosen = [int(ids[i]) for i in top]
+        with self._tx() as db:
+            db.executemany(
+                "UPDATE records SET accessed_at = ? WHERE id = ?", [(now, i) for i in chosen]
+            )
+            marks = ", ".join("?" for _ in chosen)
+            rows = db.execute(f"SELECT * FROM records WHERE id IN ({marks})", chosen).fetchall()
+        records = {row["id"]: _record(row) for row in rows}
+        return [
             Retrieved(
-                record=_record(rows[i]),
+                record=records[int(ids[i])],
                 score=float(score[i]),
                 recency=float(recency[i]),
                 importance=float(importance[i]),
@@ -375,48 +437,61 @@ class MemoryStream:
             )
             for i in top
         ]
-        with self._tx() as db:
-            db.executemany(
-                "UPDATE records SET accessed_at = ? WHERE id = ?",
-                [(now, item.record.id) for item in chosen],
-            )
-        return chosen
+
+    def _everyone(
+        self, query_vector: Vectors | None, clauses: str, params: tuple[object, ...]
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+        """Every record that passes the filters, with relevance from the (exact) index."""
+        with self._lock:
+            light = self._db.execute(
+                f"SELECT id, importance, accessed_at FROM records {clauses}", params
+            ).fetchall()
+        ids = np.array([r[0] for r in light], dtype=np.int64)
+        importance = np.array([r[1] for r in light], dtype=np.float64)
+        accessed = np.array([r[2] for r in light], dtype=np.float64)
+        if query_vector is None or not len(ids):
+            return ids, importance, accessed, None
+        with self._index_lock:
+            found, sims = self.index.search(query_vector, len(self.index))
+        order = np.argsort(found)
+        cosine = sims[order][np.searchsorted(found[order], ids)].astype(np.float64)
+        return ids, importance, accessed, cosine
 
     def _candidates(
-        self,
-        query_vector: Vectors | None,
-        k: int,
-        clauses: str,
-        params: tuple[object, ...],
-        *,
-        filtered: bool,
-    ) -> list[sqlite3.Row]:
+        self, query_vector: Vectors | None, k: int, clauses: str, params: tuple[object, ...]
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
         """The nearest by relevance (ANN), the most important and the most recently accessed:
         a record that could reach the top k by the weighted score is almost surely among them.
         """
         n = max(self.candidates, 20 * k)
-        ids: set[int] = set()
+        wanted: set[int] = set()
         if query_vector is not None:
             with self._index_lock:
-                found, _ = self.index.search(query_vector, n * 10 if filtered else n)
-            ids.update(int(i) for i in found)
+                found, _ = self.index.search(query_vector, n * 10 if params else n)
+            wanted.update(int(i) for i in found)
         with self._lock:
             for order in ("importance DESC, accessed_at DESC", "accessed_at DESC"):
-                ids.update(
+                wanted.update(
                     row[0]
                     for row in self._db.execute(
                         f"SELECT id FROM records {clauses} ORDER BY {order} LIMIT ?",
                         (*params, n),
                     )
                 )
-            if not ids:
-                return []
-            marks = ", ".join("?" for _ in ids)
+            marks = ", ".join("?" for _ in wanted)
             where = f"{clauses} AND id IN ({marks})" if clauses else f"WHERE id IN ({marks})"
-            rows: list[sqlite3.Row] = self._db.execute(
-                f"SELECT * FROM records {where}", (*params, *ids)
+            light = self._db.execute(
+                f"SELECT id, importance, accessed_at, embedding FROM records {where}",
+                (*params, *wanted),
             ).fetchall()
-        return rows
+        ids = np.array([r[0] for r in light], dtype=np.int64)
+        importance = np.array([r[1] for r in light], dtype=np.float64)
+        accessed = np.array([r[2] for r in light], dtype=np.float64)
+        if query_vector is None or not light:
+            return ids, importance, accessed, None
+        matrix = np.frombuffer(b"".join(r[3] for r in light), dtype=np.float32)
+        cosine = (matrix.reshape(len(light), -1) @ query_vector).astype(np.float64)
+        return ids, importance, accessed, cosine
 
 
 def _filters(
