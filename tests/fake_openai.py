@@ -36,7 +36,13 @@ class FakeOpenAI:
         self.latency_s = latency_s
         self.responder: Callable[[dict[str, Any]], dict[str, Any]] | None = None
         self._lock = threading.Lock()
-        app = Starlette(routes=[Route("/v1/chat/completions", self._chat, methods=["POST"])])
+        self.embedding_dim = 8
+        app = Starlette(
+            routes=[
+                Route("/v1/chat/completions", self._chat, methods=["POST"]),
+                Route("/v1/embeddings", self._embeddings, methods=["POST"]),
+            ]
+        )
         sock = socket.socket()
         sock.bind(("127.0.0.1", 0))
         self.port = sock.getsockname()[1]
@@ -70,6 +76,24 @@ class FakeOpenAI:
 
     def push(self, *behaviours: dict[str, Any]) -> None:
         self.script.extend(behaviours)
+
+    async def _embeddings(self, request: Request) -> Response:
+        """Deterministic vectors: a text's letters counted into `embedding_dim` buckets, in
+        reversed order (so the client must sort by index)."""
+        body = await request.json()
+        with self._lock:
+            self.requests.append(body)
+        texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+        data = []
+        for index, text in enumerate(texts):
+            vector = [0.0] * self.embedding_dim
+            for char in text.lower():
+                if char.isalpha():
+                    vector[(ord(char) - ord("a")) % self.embedding_dim] += 1.0
+            data.append({"object": "embedding", "index": index, "embedding": vector})
+        usage = {"prompt_tokens": len(texts), "total_tokens": len(texts)}
+        payload = {"object": "list", "data": data[::-1], "model": body["model"], "usage": usage}
+        return JSONResponse(payload)
 
     async def _chat(self, request: Request) -> Response:
         body = await request.json()

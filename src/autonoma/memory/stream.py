@@ -405,14 +405,27 @@ class MemoryStream:
     ) -> list[Retrieved]:
         self._catch_up(self.index)
         clauses, params = _filters(agent, kinds, since, until)
+        bounds: tuple[float, float, float, float] | None = None
         if len(self.index) < self.ann_from:
             ids, importance, accessed, cosine = self._everyone(query_vector, clauses, params)
         else:
             ids, importance, accessed, cosine = self._candidates(query_vector, k, clauses, params)
+            bounds = self._bounds(clauses, params)
         if not len(ids):
             return []
-        recency = _min_max(weights.decay_per_hour ** (np.maximum(0.0, now - accessed) / HOUR))
-        importance = _min_max(importance)
+        decay = weights.decay_per_hour
+        hours = np.maximum(0.0, now - accessed) / HOUR
+        if bounds is None:
+            recency = _min_max(decay**hours)
+            importance = _min_max(importance)
+        else:  # normalised over every record that passes the filters, as exact scoring is
+            low_i, high_i, oldest, newest = bounds
+            low_r, high_r = (
+                decay ** (max(0.0, now - oldest) / HOUR),
+                decay ** (max(0.0, now - newest) / HOUR),
+            )
+            recency = _min_max(decay**hours, low_r, high_r)
+            importance = _min_max(importance, low_i, high_i)
         relevance = np.zeros(len(ids)) if cosine is None else _min_max(cosine)
         w_relevance = 0.0 if cosine is None else weights.relevance
         score = (
@@ -456,6 +469,20 @@ class MemoryStream:
         order = np.argsort(found)
         cosine = sims[order][np.searchsorted(found[order], ids)].astype(np.float64)
         return ids, importance, accessed, cosine
+
+    def _bounds(
+        self, clauses: str, params: tuple[object, ...]
+    ) -> tuple[float, float, float, float]:
+        """Lowest and highest importance and access time over the filtered records (both
+        come from SQLite's indexes)."""
+        found = []
+        with self._lock:  # one aggregate a query, so SQLite answers each from an index
+            for aggregate in ("MIN(importance)", "MAX(importance)", "MIN(accessed_at)"):
+                query = f"SELECT {aggregate} FROM records {clauses}"
+                found.append(float(self._db.execute(query, params).fetchone()[0]))
+            query = f"SELECT MAX(accessed_at) FROM records {clauses}"
+            found.append(float(self._db.execute(query, params).fetchone()[0]))
+        return found[0], found[1], found[2], found[3]
 
     def _candidates(
         self, query_vector: Vectors | None, k: int, clauses: str, params: tuple[object, ...]
@@ -517,8 +544,9 @@ def _filters(
     return ("WHERE " + " AND ".join(clauses) if clauses else ""), tuple(params)
 
 
-def _min_max(values: np.ndarray) -> np.ndarray:
-    low, high = float(values.min()), float(values.max())
+def _min_max(values: np.ndarray, low: float | None = None, high: float | None = None) -> np.ndarray:
+    low = float(values.min()) if low is None else low
+    high = float(values.max()) if high is None else high
     if high - low < 1e-12:
         return np.full(values.shape, 0.5)
     return (values - low) / (high - low)
