@@ -87,6 +87,12 @@ class VectorIndex:
         keep = ids[0] >= 0
         return ids[0][keep].astype(np.int64), sims[0][keep]
 
+    def vectors(self, ids: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
+        """The stored vectors of these ids (all must be in the index)."""
+        if not len(ids):
+            return np.empty((0, self.dim), dtype=np.float32)
+        return np.asarray(self._index.reconstruct_batch(ids.astype(np.int64)), dtype=np.float32)
+
     def ids(self) -> npt.NDArray[np.int64]:
         return np.asarray(self._faiss.vector_to_array(self._index.id_map), dtype=np.int64)
 

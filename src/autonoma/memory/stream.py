@@ -32,6 +32,7 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -405,34 +406,16 @@ class MemoryStream:
     ) -> list[Retrieved]:
         self._catch_up(self.index)
         clauses, params = _filters(agent, kinds, since, until)
-        bounds: tuple[float, float, float, float] | None = None
         if len(self.index) < self.ann_from:
-            ids, importance, accessed, cosine = self._everyone(query_vector, clauses, params)
+            pool = self._everyone(query_vector, clauses, params)
+            terms = _terms(pool, weights, now, None)
         else:
-            ids, importance, accessed, cosine = self._candidates(query_vector, k, clauses, params)
-            bounds = self._bounds(clauses, params)
-        if not len(ids):
+            pool, terms = self._threshold(query_vector, k, weights, now, clauses, params)
+        if not len(pool.ids):
             return []
-        decay = weights.decay_per_hour
-        hours = np.maximum(0.0, now - accessed) / HOUR
-        if bounds is None:
-            recency = _min_max(decay**hours)
-            importance = _min_max(importance)
-        else:  # normalised over every record that passes the filters, as exact scoring is
-            low_i, high_i, oldest, newest = bounds
-            low_r, high_r = (
-                decay ** (max(0.0, now - oldest) / HOUR),
-                decay ** (max(0.0, now - newest) / HOUR),
-            )
-            recency = _min_max(decay**hours, low_r, high_r)
-            importance = _min_max(importance, low_i, high_i)
-        relevance = np.zeros(len(ids)) if cosine is None else _min_max(cosine)
-        w_relevance = 0.0 if cosine is None else weights.relevance
-        score = (
-            weights.recency * recency + weights.importance * importance + w_relevance * relevance
-        )
+        score, recency, importance, relevance = terms
         top = np.argsort(-score, kind="stable")[:k]
-        chosen = [int(ids[i]) for i in top]
+        chosen = [int(pool.ids[i]) for i in top]
         with self._tx() as db:
             db.executemany(
                 "UPDATE records SET accessed_at = ? WHERE id = ?", [(now, i) for i in chosen]
@@ -442,7 +425,7 @@ class MemoryStream:
         records = {row["id"]: _record(row) for row in rows}
         return [
             Retrieved(
-                record=records[int(ids[i])],
+                record=records[int(pool.ids[i])],
                 score=float(score[i]),
                 recency=float(recency[i]),
                 importance=float(importance[i]),
@@ -453,72 +436,172 @@ class MemoryStream:
 
     def _everyone(
         self, query_vector: Vectors | None, clauses: str, params: tuple[object, ...]
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    ) -> _Pool:
         """Every record that passes the filters, with relevance from the (exact) index."""
         with self._lock:
             light = self._db.execute(
                 f"SELECT id, importance, accessed_at FROM records {clauses}", params
             ).fetchall()
-        ids = np.array([r[0] for r in light], dtype=np.int64)
-        importance = np.array([r[1] for r in light], dtype=np.float64)
-        accessed = np.array([r[2] for r in light], dtype=np.float64)
-        if query_vector is None or not len(ids):
-            return ids, importance, accessed, None
+        pool = _Pool.of(light)
+        if query_vector is None or not len(pool.ids):
+            return pool
         with self._index_lock:
             found, sims = self.index.search(query_vector, len(self.index))
         order = np.argsort(found)
-        cosine = sims[order][np.searchsorted(found[order], ids)].astype(np.float64)
-        return ids, importance, accessed, cosine
+        pool.cosine = sims[order][np.searchsorted(found[order], pool.ids)].astype(np.float64)
+        return pool
 
-    def _bounds(
-        self, clauses: str, params: tuple[object, ...]
-    ) -> tuple[float, float, float, float]:
-        """Lowest and highest importance and access time over the filtered records (both
-        come from SQLite's indexes)."""
+    def _bounds(self, clauses: str, params: tuple[object, ...]) -> tuple[float, ...]:
+        """Lowest and highest importance and access time over the filtered records."""
         found = []
         with self._lock:  # one aggregate a query, so SQLite answers each from an index
-            for aggregate in ("MIN(importance)", "MAX(importance)", "MIN(accessed_at)"):
-                query = f"SELECT {aggregate} FROM records {clauses}"
-                found.append(float(self._db.execute(query, params).fetchone()[0]))
-            query = f"SELECT MAX(accessed_at) FROM records {clauses}"
-            found.append(float(self._db.execute(query, params).fetchone()[0]))
-        return found[0], found[1], found[2], found[3]
+            for aggregate in ("importance", "accessed_at"):
+                for fn in ("MIN", "MAX"):
+                    query = f"SELECT {fn}({aggregate}) FROM records {clauses}"
+                    found.append(float(self._db.execute(query, params).fetchone()[0]))
+        return tuple(found)
 
-    def _candidates(
-        self, query_vector: Vectors | None, k: int, clauses: str, params: tuple[object, ...]
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
-        """The nearest by relevance (ANN), the most important and the most recently accessed:
-        a record that could reach the top k by the weighted score is almost surely among them.
-        """
-        n = max(self.candidates, 20 * k)
-        wanted: set[int] = set()
+    def _threshold(
+        self,
+        query_vector: Vectors | None,
+        k: int,
+        weights: RetrievalWeights,
+        now: float,
+        clauses: str,
+        params: tuple[object, ...],
+    ) -> tuple[_Pool, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+        """Fagin's threshold algorithm over three sorted lists: the nearest by relevance (the
+        ANN index), the most important and the most recently accessed (SQLite indexes). The
+        pools double until no record outside them could outscore the k-th best inside."""
+        bounds = self._bounds(clauses, params)
+        lowest = None
+        if query_vector is not None:  # the farthest record is the nearest to -query
+            with self._index_lock:
+                _, lowest = self.index.search(-query_vector, 1)
+        n = max(self.candidates, 2 * k)
+        while True:
+            pool, edges = self._pools(query_vector, n, clauses, params)
+            cosine_range = None
+            if lowest is not None and len(lowest) and pool.cosine is not None:
+                cosine_range = (-float(lowest[0]), max(edges[3], float(pool.cosine.max())))
+            terms = _terms(pool, weights, now, bounds, cosine_range=cosine_range)
+            score = terms[0]
+            exhausted = n >= len(self.index)  # every record was in some list
+            if len(score) >= k and not exhausted:
+                kth = float(np.sort(score)[-k])
+                importance_edge, accessed_edge, cosine_edge, _ = edges
+                unseen = _terms(
+                    _Pool(
+                        ids=np.zeros(1, dtype=np.int64),
+                        importance=np.array([importance_edge]),
+                        accessed=np.array([accessed_edge]),
+                        cosine=None if pool.cosine is None else np.array([cosine_edge]),
+                    ),
+                    weights,
+                    now,
+                    bounds,
+                    cosine_range=cosine_range,
+                )[0][0]
+                if kth >= unseen:
+                    return pool, terms
+            elif exhausted or not len(score):
+                return pool, terms
+            n *= 2
+
+    def _pools(
+        self, query_vector: Vectors | None, n: int, clauses: str, params: tuple[object, ...]
+    ) -> tuple[_Pool, tuple[float, float, float, float]]:
+        """The top n of each list, each list's value at its edge (what any record left out of
+        that list is at most), and the highest cosine."""
+        cosines: dict[int, float] = {}
+        cosine_edge = cosine_top = -1.0
         if query_vector is not None:
             with self._index_lock:
-                found, _ = self.index.search(query_vector, n * 10 if params else n)
-            wanted.update(int(i) for i in found)
+                found, sims = self.index.search(query_vector, n * 10 if params else n)
+            cosines = dict(zip(found.tolist(), sims.astype(np.float64).tolist(), strict=True))
+            if len(sims):
+                cosine_edge, cosine_top = float(sims[-1]), float(sims[0])
+        wanted = set(cosines)
+        edges = []
         with self._lock:
             for order in ("importance DESC, accessed_at DESC", "accessed_at DESC"):
-                wanted.update(
-                    row[0]
-                    for row in self._db.execute(
-                        f"SELECT id FROM records {clauses} ORDER BY {order} LIMIT ?",
-                        (*params, n),
-                    )
-                )
+                rows = self._db.execute(
+                    f"SELECT id, importance, accessed_at FROM records {clauses} "
+                    f"ORDER BY {order} LIMIT ?",
+                    (*params, n),
+                ).fetchall()
+                wanted.update(row[0] for row in rows)
+                edges.append(rows[-1] if rows else None)
             marks = ", ".join("?" for _ in wanted)
             where = f"{clauses} AND id IN ({marks})" if clauses else f"WHERE id IN ({marks})"
             light = self._db.execute(
-                f"SELECT id, importance, accessed_at, embedding FROM records {where}",
-                (*params, *wanted),
+                f"SELECT id, importance, accessed_at FROM records {where}", (*params, *wanted)
             ).fetchall()
-        ids = np.array([r[0] for r in light], dtype=np.int64)
-        importance = np.array([r[1] for r in light], dtype=np.float64)
-        accessed = np.array([r[2] for r in light], dtype=np.float64)
-        if query_vector is None or not light:
-            return ids, importance, accessed, None
-        matrix = np.frombuffer(b"".join(r[3] for r in light), dtype=np.float32)
-        cosine = (matrix.reshape(len(light), -1) @ query_vector).astype(np.float64)
-        return ids, importance, accessed, cosine
+        pool = _Pool.of(light)
+        if query_vector is not None:
+            missing = np.array([i for i in pool.ids.tolist() if i not in cosines], dtype=np.int64)
+            with self._index_lock:
+                vectors = self.index.vectors(missing)
+            cosines.update(zip(missing.tolist(), (vectors @ query_vector).tolist(), strict=True))
+            pool.cosine = np.array([cosines[i] for i in pool.ids.tolist()], dtype=np.float64)
+        by_importance, by_recency = edges
+        return pool, (
+            float(by_importance[1]) if by_importance else 0.0,
+            float(by_recency[2]) if by_recency else 0.0,
+            cosine_edge,
+            cosine_top,
+        )
+
+
+@dataclass
+class _Pool:
+    """Candidates as columns."""
+
+    ids: np.ndarray
+    importance: np.ndarray
+    accessed: np.ndarray
+    cosine: np.ndarray | None = None
+
+    @classmethod
+    def of(cls, rows: list[sqlite3.Row]) -> _Pool:
+        return cls(
+            ids=np.array([r[0] for r in rows], dtype=np.int64),
+            importance=np.array([r[1] for r in rows], dtype=np.float64),
+            accessed=np.array([r[2] for r in rows], dtype=np.float64),
+        )
+
+
+def _terms(
+    pool: _Pool,
+    weights: RetrievalWeights,
+    now: float,
+    bounds: tuple[float, ...] | None,
+    *,
+    cosine_range: tuple[float, float] | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Score, recency, importance and relevance of each candidate. With `bounds` (lowest and
+    highest importance and access time over every filtered record) recency and importance are
+    normalised as exact scoring over all records would; relevance over the candidates."""
+    decay = weights.decay_per_hour
+
+    def fresh(accessed: np.ndarray | float) -> np.ndarray:
+        return np.asarray(decay ** (np.maximum(0.0, now - np.asarray(accessed)) / HOUR))
+
+    if bounds is None:
+        recency = _min_max(fresh(pool.accessed))
+        importance = _min_max(pool.importance)
+    else:
+        low_i, high_i, oldest, newest = bounds
+        recency = _min_max(fresh(pool.accessed), float(fresh(oldest)), float(fresh(newest)))
+        importance = _min_max(pool.importance, low_i, high_i)
+    if pool.cosine is None:
+        relevance = np.zeros(len(pool.ids))
+        w_relevance = 0.0
+    else:
+        relevance = _min_max(pool.cosine, *(cosine_range or (None, None)))
+        w_relevance = weights.relevance
+    score = weights.recency * recency + weights.importance * importance + w_relevance * relevance
+    return score, recency, importance, relevance
 
 
 def _filters(
@@ -545,6 +628,8 @@ def _filters(
 
 
 def _min_max(values: np.ndarray, low: float | None = None, high: float | None = None) -> np.ndarray:
+    if not values.size:
+        return values.astype(np.float64)
     low = float(values.min()) if low is None else low
     high = float(values.max()) if high is None else high
     if high - low < 1e-12:
