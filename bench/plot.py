@@ -40,6 +40,26 @@ def prompt_tokens_per_step() -> Path:
     return save(fig, "agent_prompt_tokens.svg")
 
 
+def memory_latency() -> Path:
+    data = load("memory_retrieval")
+    sizes = [row["records"] for row in data["sizes"]]
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    for key, label in (
+        ("retrieve_p50_ms", "autonoma retrieve (three terms, threshold algorithm)"),
+        ("exact_numpy_p50_ms", "exact NumPy (three terms, every record)"),
+        ("faiss_flat_1thread_p50_ms", "FAISS flat, 1 thread (relevance only)"),
+    ):
+        ax.plot(sizes, [row[key] for row in data["sizes"]], marker="o", label=label)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("records (384 dimensions)")
+    ax.set_ylabel("p50 latency per query (ms)")
+    ax.set_title("Memory retrieval latency, one query, 2 cores")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=8)
+    return save(fig, "memory_retrieval.svg")
+
+
 def save(fig: Any, name: str) -> Path:
     IMAGES.mkdir(parents=True, exist_ok=True)
     path = IMAGES / name
@@ -52,3 +72,4 @@ def save(fig: Any, name: str) -> Path:
 
 if __name__ == "__main__":
     prompt_tokens_per_step()
+    memory_latency()

@@ -16,10 +16,9 @@ with records written by others before it searches.
 
 Embeddings also live in a FAISS index beside the database (`memory.db.faiss`). SQLite is the
 truth: on open the two are checked against each other, and an index that is missing, corrupt
-or disagrees is rebuilt from SQLite with a notice. Up to `ann_from` records every record is a
-candidate and scoring is exact; above it the candidates are the ANN index's nearest by
-relevance together with the most important and the most recently accessed records (from
-SQLite's own indexes), and all three terms are then computed exactly on them.
+or disagrees is rebuilt from SQLite with a notice. Up to `ann_from` records every record is
+scored; above it, Fagin's threshold algorithm runs over the ANN index (relevance) and SQLite's
+indexes (importance, recency) until no unseen record could enter the top k.
 """
 
 from __future__ import annotations
@@ -580,8 +579,8 @@ def _terms(
     cosine_range: tuple[float, float] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Score, recency, importance and relevance of each candidate. With `bounds` (lowest and
-    highest importance and access time over every filtered record) recency and importance are
-    normalised as exact scoring over all records would; relevance over the candidates."""
+    highest importance and access time over every filtered record) and `cosine_range`, the
+    terms are normalised as exact scoring over all records would; without, over the pool."""
     decay = weights.decay_per_hour
 
     def fresh(accessed: np.ndarray | float) -> np.ndarray:
