@@ -61,8 +61,12 @@ CREATE TABLE IF NOT EXISTS records (
     created_at REAL NOT NULL,
     accessed_at REAL NOT NULL,
     importance INTEGER NOT NULL,
-    evidence TEXT NOT NULL DEFAULT '[]',
-    embedding BLOB NOT NULL
+    evidence TEXT NOT NULL DEFAULT '[]'
+);
+-- Apart from the records, so the scoring columns stay in few pages (1.5 KB a vector).
+CREATE TABLE IF NOT EXISTS embeddings (
+    id INTEGER PRIMARY KEY REFERENCES records (id),
+    vector BLOB NOT NULL
 );
 CREATE INDEX IF NOT EXISTS records_agent ON records (agent, created_at);
 CREATE INDEX IF NOT EXISTS records_importance ON records (importance, accessed_at);
@@ -145,6 +149,8 @@ class MemoryStream:
         # NORMAL in WAL mode: durable across a crashed or killed process, not a power cut;
         # a retrieval's access-time update then costs no fsync.
         self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute("PRAGMA mmap_size=1073741824")  # reads without a syscall a page
+        self._db.execute("PRAGMA cache_size=-131072")  # 128 MiB of pages
         self._db.execute("PRAGMA busy_timeout=30000")
         with self._lock:
             self._db.executescript(_SCHEMA)  # idempotent: IF NOT EXISTS
@@ -197,13 +203,14 @@ class MemoryStream:
         while True:
             with self._lock:
                 rows = self._db.execute(
-                    "SELECT id, embedding FROM records WHERE id > ? ORDER BY id LIMIT ?",
+                    "SELECT e.id, e.vector FROM embeddings e JOIN records r ON r.id = e.id"
+                    " WHERE e.id > ? ORDER BY e.id LIMIT ?",
                     (index.max_id, batch),
                 ).fetchall()
             if not rows:
                 return
             ids = np.fromiter((r["id"] for r in rows), dtype=np.int64, count=len(rows))
-            vectors = np.frombuffer(b"".join(r["embedding"] for r in rows), dtype=np.float32)
+            vectors = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
             index.add(ids, vectors.reshape(len(rows), -1))
 
     def save_index(self) -> None:
@@ -236,7 +243,7 @@ class MemoryStream:
             for row, (record_id, _) in enumerate(rows):
                 assert vectors is not None
                 db.execute(
-                    "UPDATE records SET embedding = ? WHERE id = ?",
+                    "UPDATE embeddings SET vector = ? WHERE id = ?",
                     (vectors[row].tobytes(), record_id),
                 )
             db.execute("DELETE FROM meta")
@@ -314,7 +321,7 @@ class MemoryStream:
             (last,) = db.execute("SELECT COALESCE(MAX(id), 0) FROM records").fetchone()
             db.executemany(
                 "INSERT INTO records (id, agent, run_id, kind, text, created_at, accessed_at,"
-                " importance, evidence, embedding) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " importance, evidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     (
                         last + 1 + i,
@@ -326,10 +333,13 @@ class MemoryStream:
                         r.accessed_at,
                         r.importance,
                         json.dumps(r.evidence),
-                        vectors[i].tobytes(),
                     )
                     for i, r in enumerate(records)
                 ),
+            )
+            db.executemany(
+                "INSERT INTO embeddings (id, vector) VALUES (?, ?)",
+                ((last + 1 + i, vectors[i].tobytes()) for i in range(len(records))),
             )
         self._catch_up(self.index)
         return [r.model_copy(update={"id": last + 1 + i}) for i, r in enumerate(records)]
@@ -343,7 +353,7 @@ class MemoryStream:
         with self._tx() as db:
             cursor = db.execute(
                 "INSERT INTO records (agent, run_id, kind, text, created_at, accessed_at,"
-                " importance, evidence, embedding) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " importance, evidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     record.agent,
                     record.run_id,
@@ -353,8 +363,11 @@ class MemoryStream:
                     record.accessed_at,
                     record.importance,
                     json.dumps(record.evidence),
-                    np.asarray(vector, dtype=np.float32).tobytes(),
                 ),
+            )
+            db.execute(
+                "INSERT INTO embeddings (id, vector) VALUES (?, ?)",
+                (cursor.lastrowid, np.asarray(vector, dtype=np.float32).tobytes()),
             )
         return record.model_copy(update={"id": cursor.lastrowid})
 
