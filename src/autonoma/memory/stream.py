@@ -501,19 +501,23 @@ class MemoryStream:
             exhausted = n >= len(self.index)  # every record was in some list
             if len(score) >= k and not exhausted:
                 kth = float(np.sort(score)[-k])
-                importance_edge, accessed_edge, cosine_edge, _ = edges
+                importance_edge, accessed_edge, cosine_edge, _, tie_accessed = edges
+                # A record in none of the lists is either as important as the importance
+                # list's edge but accessed no later than that edge record (the list is ordered
+                # by importance, then access), or less important; and no more recent or
+                # relevant than the other lists' edges. Integer importance: "less" is -1.
                 unseen = _terms(
                     _Pool(
-                        ids=np.zeros(1, dtype=np.int64),
-                        importance=np.array([importance_edge]),
-                        accessed=np.array([accessed_edge]),
-                        cosine=None if pool.cosine is None else np.array([cosine_edge]),
+                        ids=np.zeros(2, dtype=np.int64),
+                        importance=np.array([importance_edge, importance_edge - 1]),
+                        accessed=np.array([min(tie_accessed, accessed_edge), accessed_edge]),
+                        cosine=None if pool.cosine is None else np.full(2, cosine_edge),
                     ),
                     weights,
                     now,
                     bounds,
                     cosine_range=cosine_range,
-                )[0][0]
+                )[0].max()
                 if kth >= unseen:
                     return pool, terms
             elif exhausted or not len(score):
@@ -522,9 +526,9 @@ class MemoryStream:
 
     def _pools(
         self, query_vector: Vectors | None, n: int, clauses: str, params: tuple[object, ...]
-    ) -> tuple[_Pool, tuple[float, float, float, float]]:
+    ) -> tuple[_Pool, tuple[float, float, float, float, float]]:
         """The top n of each list, each list's value at its edge (what any record left out of
-        that list is at most), and the highest cosine."""
+        that list is at most), the highest cosine, and the importance edge's access time."""
         cosines: dict[int, float] = {}
         cosine_edge = cosine_top = -1.0
         if query_vector is not None:
@@ -562,6 +566,7 @@ class MemoryStream:
             float(by_recency[2]) if by_recency else 0.0,
             cosine_edge,
             cosine_top,
+            float(by_importance[2]) if by_importance else 0.0,
         )
 
 
