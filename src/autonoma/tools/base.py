@@ -81,10 +81,13 @@ class Tool:
         else:
             call = lambda: self.function(**kwargs)  # noqa: E731
         try:
-            if inspect.iscoroutinefunction(self.function):
-                value = await asyncio.wait_for(call(), self.timeout_s)
-            else:
-                value = await asyncio.wait_for(asyncio.to_thread(call), self.timeout_s)
+            # asyncio.timeout, not wait_for: on 3.11 wait_for can swallow a cancellation
+            # (Ctrl-C) that lands as the tool finishes, and the run would go on.
+            async with asyncio.timeout(self.timeout_s):
+                if inspect.iscoroutinefunction(self.function):
+                    value = await call()
+                else:
+                    value = await asyncio.to_thread(call)
         except TimeoutError:
             return ToolResult(False, f"error: {self.name} timed out after {self.timeout_s:g}s")
         except Exception as err:  # a tool failure is an observation, never a crash
