@@ -40,8 +40,8 @@ class Embedder(ABC):
     async def embed(self, texts: Sequence[str]) -> Vectors:
         """One row per text, each of length 1 (so inner product is cosine similarity)."""
         keys = [hashlib.sha256(text.encode("utf-8")).digest() for text in texts]
-        missing = list({k: t for k, t in zip(keys, texts, strict=True) if k not in self._cache})
         wanted = dict(zip(keys, texts, strict=True))
+        missing = [key for key in wanted if key not in self._cache]
         for start in range(0, len(missing), self.batch_size):
             batch = missing[start : start + self.batch_size]
             vectors = normalise(await self._embed_batch([wanted[k] for k in batch]))

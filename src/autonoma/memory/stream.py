@@ -29,8 +29,7 @@ import logging
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -41,6 +40,7 @@ from pydantic import BaseModel, Field
 from autonoma.errors import AutonomaError
 from autonoma.memory.embeddings import Embedder, Vectors
 from autonoma.memory.index import HNSW_FROM, VectorIndex
+from autonoma.runtime.sqlite import Database
 
 log = logging.getLogger("autonoma.memory")
 # From this many records, retrieval scores candidates rather than every record: fetching and
@@ -133,7 +133,6 @@ class MemoryStream:
         hnsw_from: int = HNSW_FROM,
         candidates: int = 200,
     ) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self.index_path = path.with_name(path.name + ".faiss")
         self.embedder = embedder
@@ -142,18 +141,21 @@ class MemoryStream:
         self.candidates = candidates
         self.notices: list[str] = []
         self._index_lock = threading.RLock()  # FAISS is not safe for concurrent writes
-        self._lock = threading.Lock()
-        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        self._db.row_factory = sqlite3.Row
-        self._db.execute("PRAGMA journal_mode=WAL")
-        # NORMAL in WAL mode: durable across a crashed or killed process, not a power cut;
-        # a retrieval's access-time update then costs no fsync.
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute("PRAGMA mmap_size=1073741824")  # reads without a syscall a page
-        self._db.execute("PRAGMA cache_size=-131072")  # 128 MiB of pages
-        self._db.execute("PRAGMA busy_timeout=30000")
-        with self._lock:
-            self._db.executescript(_SCHEMA)  # idempotent: IF NOT EXISTS
+        # synchronous=NORMAL in WAL mode: durable across a crashed or killed process, not a
+        # power cut; a retrieval's access-time update then costs no fsync.
+        self._database = Database(
+            path,
+            _SCHEMA,
+            "synchronous=NORMAL",
+            "mmap_size=1073741824",  # reads without a syscall a page
+            "cache_size=-131072",  # 128 MiB of pages
+            "busy_timeout=30000",
+        )
+        self._lock, self._db, self._tx = (
+            self._database.lock,
+            self._database.db,
+            self._database.tx,
+        )
         self._check_embedder()
         self.index = self._open_index()
 
@@ -254,22 +256,10 @@ class MemoryStream:
             db.close()
         return cls(path, embedder)
 
-    @contextmanager
-    def _tx(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._db
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            self._db.execute("COMMIT")
-
     def close(self) -> None:
         """Save the index and close the database."""
         self.save_index()
-        with self._lock:
-            self._db.close()
+        self._database.close()
 
     async def add(
         self,
@@ -282,22 +272,20 @@ class MemoryStream:
         evidence: Sequence[int] = (),
         created_at: float | None = None,
     ) -> MemoryRecord:
-        if not text.strip():
-            raise MemoryStoreError("a memory record needs text")
-        vector = await self.embedder.embed_one(text)
-        when = time.time() if created_at is None else created_at
-        record = MemoryRecord(
-            id=0,
-            agent=agent,
-            run_id=run_id,
-            kind=kind,
-            text=text,
-            created_at=when,
-            accessed_at=when,
-            importance=importance,
-            evidence=list(evidence),
+        (record,) = await self.add_many(
+            [
+                NewRecord(
+                    agent=agent,
+                    text=text,
+                    kind=kind,
+                    importance=importance,
+                    run_id=run_id,
+                    evidence=list(evidence),
+                    created_at=created_at,
+                )
+            ]
         )
-        return await asyncio.to_thread(self._insert, record, vector)
+        return record
 
     async def add_many(self, records: Sequence[NewRecord]) -> list[MemoryRecord]:
         """Many records in one transaction (embedded in batches): for imports and bulk loads."""
@@ -343,33 +331,6 @@ class MemoryStream:
             )
         self._catch_up(self.index)
         return [r.model_copy(update={"id": last + 1 + i}) for i, r in enumerate(records)]
-
-    def _insert(self, record: MemoryRecord, vector: Vectors) -> MemoryRecord:
-        inserted = self._write(record, vector)
-        self._catch_up(self.index)  # this record, and any other process's since
-        return inserted
-
-    def _write(self, record: MemoryRecord, vector: Vectors) -> MemoryRecord:
-        with self._tx() as db:
-            cursor = db.execute(
-                "INSERT INTO records (agent, run_id, kind, text, created_at, accessed_at,"
-                " importance, evidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    record.agent,
-                    record.run_id,
-                    record.kind,
-                    record.text,
-                    record.created_at,
-                    record.accessed_at,
-                    record.importance,
-                    json.dumps(record.evidence),
-                ),
-            )
-            db.execute(
-                "INSERT INTO embeddings (id, vector) VALUES (?, ?)",
-                (cursor.lastrowid, np.asarray(vector, dtype=np.float32).tobytes()),
-            )
-        return record.model_copy(update={"id": cursor.lastrowid})
 
     def get(self, record_id: int) -> MemoryRecord:
         with self._lock:

@@ -11,10 +11,7 @@ import json
 import os
 import secrets
 import sqlite3
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
@@ -23,6 +20,7 @@ from pydantic import BaseModel, Field
 
 from autonoma.errors import AutonomaError
 from autonoma.runtime.budget import BudgetSpent
+from autonoma.runtime.sqlite import Database
 
 RunStatus = Literal["running", "completed", "budget_exhausted", "stopped", "failed"]
 StepStatus = Literal["running", "done", "invalid", "denied", "interrupted"]
@@ -125,38 +123,23 @@ class RunStore:
     """One SQLite database. Safe for several threads of a process and several processes."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self._lock = threading.Lock()
-        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        self._db.row_factory = sqlite3.Row
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=FULL")  # a committed step survives power loss too
-        self._db.execute("PRAGMA busy_timeout=10000")
-        self._db.execute("PRAGMA foreign_keys=ON")
-        with self._lock:
-            self._db.executescript(
-                _SCHEMA
-            )  # its own transaction; IF NOT EXISTS makes it idempotent
+        database = Database(
+            path,
+            _SCHEMA,
+            "synchronous=FULL",  # a committed step survives power loss too
+            "busy_timeout=10000",
+            "foreign_keys=ON",
+        )
+        self._database = database
+        self._lock, self._db, self._tx = database.lock, database.db, database.tx
 
     @classmethod
     def open_default(cls) -> RunStore:
         return cls(default_home() / "runs.db")
 
     def close(self) -> None:
-        with self._lock:
-            self._db.close()
-
-    @contextmanager
-    def _tx(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._db
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            self._db.execute("COMMIT")
+        self._database.close()
 
     # -- runs -----------------------------------------------------------------------------
 
