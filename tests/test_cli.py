@@ -63,13 +63,16 @@ def server() -> Iterator[FakeOpenAI]:
         yield fake
 
 
-def cli(home: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "AUTONOMA_HOME": str(home),
-        "AUTONOMA_CACHE_DIR": str(home / "cache"),
-        "COLUMNS": "200",
-    }
+def cli(
+    home: Path, *args: str, timeout: float = 120, real_cache: bool = False
+) -> subprocess.CompletedProcess[str]:
+    """`autonoma ARGS` in a subprocess with its own home; `real_cache` keeps the user's model
+    cache, so end-to-end tests fetch each model once."""
+    env = {**os.environ, "AUTONOMA_HOME": str(home), "COLUMNS": "200"}
+    if real_cache:
+        env.pop("AUTONOMA_CACHE_DIR", None)
+    else:
+        env["AUTONOMA_CACHE_DIR"] = str(home / "cache")
     return subprocess.run(
         [sys.executable, "-m", "autonoma", *args],
         capture_output=True,

@@ -3,31 +3,20 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from autonoma.agent.session import DEFAULT_MODEL
+from tests.test_cli import cli
 
 pytestmark = pytest.mark.e2e
 
 
 def autonoma(home: Path, *args: str, timeout: float) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "AUTONOMA_HOME": str(home)}
-    env.pop("AUTONOMA_CACHE_DIR", None)  # the real cache, so models are fetched once
-    return subprocess.run(
-        [sys.executable, "-m", "autonoma", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        timeout=timeout,
-        check=False,
-    )
+    return cli(home, *args, timeout=timeout, real_cache=True)
 
 
 def show(home: Path, run_id: str) -> dict[str, Any]:

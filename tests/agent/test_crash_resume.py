@@ -61,6 +61,15 @@ def start(home: Path, *args: str) -> subprocess.Popen[str]:
     )
 
 
+def start_log_run(home: Path, workspace: Path, server: FakeOpenAI) -> subprocess.Popen[str]:
+    """`autonoma run` of the six-line task against the fake server, in the background."""
+    spec = f"openai:fake@{server.base_url}"
+    return start(
+        home, "run", "Write six lines", "--model", spec, "--workspace", str(workspace),
+        "--continuous", "--name", "LogGPT", "--goal", "append six numbered lines to log.txt",
+    )  # fmt: skip
+
+
 def show(home: Path, run_id: str) -> dict[str, Any]:
     result = subprocess.run(
         [sys.executable, "-m", "autonoma", "show", run_id, "--json"],
@@ -107,11 +116,7 @@ def test_a_run_killed_twice_resumes_and_finishes_without_lost_or_repeated_steps(
     log = workspace / "log.txt"
     server.responder = appender(log)
 
-    spec = f"openai:fake@{server.base_url}"
-    first = start(
-        home, "run", "Write six lines", "--model", spec, "--workspace", str(workspace),
-        "--continuous", "--name", "LogGPT", "--goal", "append six numbered lines to log.txt",
-    )  # fmt: skip
+    first = start_log_run(home, workspace, server)
     kill_after_steps(first, home, log, 2)
     run_id = only_run_id(home)
     assert show(home, run_id)["status"] == "running"  # killed: nobody could mark it
@@ -143,11 +148,7 @@ def test_ctrl_c_stops_cleanly_and_the_run_resumes(tmp_path: Path, server: FakeOp
     workspace = tmp_path / "ws"
     log = workspace / "log.txt"
     server.responder = appender(log)
-    spec = f"openai:fake@{server.base_url}"
-    first = start(
-        home, "run", "Write six lines", "--model", spec, "--workspace", str(workspace),
-        "--continuous", "--name", "LogGPT", "--goal", "append six numbered lines to log.txt",
-    )  # fmt: skip
+    first = start_log_run(home, workspace, server)
     deadline = time.monotonic() + 60
     while not (log.exists() and len(log.read_text().splitlines()) >= 2):
         assert time.monotonic() < deadline and first.poll() is None
