@@ -156,7 +156,10 @@ def test_ctrl_c_stops_cleanly_and_the_run_resumes(tmp_path: Path, server: FakeOp
     first.send_signal(signal.SIGINT)  # what Ctrl-C sends
     _, err = first.communicate(timeout=30)
     assert first.returncode == 130, err
-    assert "Traceback" not in err and "autonoma resume" in err
+    assert "autonoma resume" in err
+    # No crash of ours. CPython 3.11 itself may log a callback error when a cancelled
+    # to_thread future completes late (asyncio's _chain_future race); that is not ours.
+    assert "src/autonoma/" not in err and "site-packages/autonoma/" not in err, err
     run_id = only_run_id(home)
     stopped = show(home, run_id)
     assert stopped["status"] == "stopped"
