@@ -106,6 +106,11 @@ class Model(ABC):
         self.capabilities = capabilities or Capabilities()
         self.price = price or find_price(model_id, self.settings.prices) or FREE
 
+    @property
+    def context_window(self) -> int:
+        """Tokens the model can attend to, prompt and answer together."""
+        return self.settings.context_window
+
     # -- what a provider implements -------------------------------------------------------
 
     @abstractmethod

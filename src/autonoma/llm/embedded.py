@@ -60,6 +60,10 @@ class EmbeddedModel(Model):
         self._lock = asyncio.Lock()
 
     @property
+    def context_window(self) -> int:
+        return self.context  # each slot's share
+
+    @property
     def started(self) -> bool:
         return self._client is not None
 

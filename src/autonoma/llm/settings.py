@@ -33,6 +33,9 @@ class LLMSettings(BaseModel):
         default_factory=dict, description="USD per million tokens, by model id; overrides the table"
     )
     cache_dir: Path | None = Field(None, description="where models are kept; default: user cache")
+    context_window: int = Field(
+        8192, ge=256, description="context tokens of a served model, for prompt budgets"
+    )
     local_context: int = Field(
         8192, ge=256, description="context tokens per slot of the embedded model"
     )

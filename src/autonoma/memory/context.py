@@ -1,10 +1,18 @@
 """The short-term context: what the model sees at each step, kept inside a token budget.
 
-Two messages: the system prompt, then one user message holding a one-line summary of each
-older step, the most recent steps verbatim (the command with its arguments, and its result),
-and the request for the next command. Recent steps are added newest first until the budget is
-spent; what does not fit is summarised, and if even the summaries do not fit, the oldest are
-left out with a count.
+Two messages: the system prompt, then one user message holding, in this order, what long-term
+memory brings (the agent's latest reflections and the records retrieved for the current
+task), the rolling summary the model keeps of older steps, a one-line summary of each older
+step the rolling summary does not cover yet, the most recent steps verbatim (the command with
+its arguments, and its result), and the request for the next command.
+
+The budget is filled in order of need: the system prompt and the request (always whole), then
+reflections and memories (up to `memory_share` of the budget), then the rolling summary (capped
+at `summary_chars`), then recent steps newest first (up to three quarters of the budget), then
+one-line summaries in what is left; if even those do not fit, the oldest are left out with a
+count. Steps that no longer fit verbatim have "aged out": the agent folds them into the rolling
+summary (a model call, `memory.summary`) a few at a time, so the prompt stays flat in size
+however long the run.
 
 The model's earlier thoughts are stored and shown to people, but not fed back: small models
 copy their previous answer when it is in the context, thoughts and command alike, and loop
@@ -15,6 +23,7 @@ message rather than as assistant turns for the same reason.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -30,11 +39,58 @@ def rough_tokens(text: str) -> int:
     return len(text) // 4 + 1
 
 
+class CalibratedCounter:
+    """`rough_tokens` scaled by what the model's own tokenizer was seen to charge: after each
+    answer the agent tells it the estimate and the real prompt tokens, and the larger ratio
+    seen is kept (code and JSON take more tokens a character than English)."""
+
+    def __init__(self) -> None:
+        self.ratio = 1.0
+
+    def __call__(self, text: str) -> int:
+        return math.ceil(rough_tokens(text) * self.ratio)
+
+    def observe(self, estimated: int, actual: int) -> None:
+        if estimated > 0 and actual > 0:
+            self.ratio = max(self.ratio, actual / (estimated / self.ratio))
+
+
 @dataclass(frozen=True)
 class ContextLimits:
     max_tokens: int = 6000  # for the whole prompt
     max_recent_steps: int = 8  # shown verbatim at most
     observation_chars: int = 2000  # of each verbatim observation
+    memory_share: float = 0.25  # of max_tokens, at most, for reflections and memories
+    summary_chars: int = 2400  # of the rolling summary shown
+
+    @classmethod
+    def for_window(cls, context_window: int, answer_tokens: int) -> ContextLimits:
+        """Limits that leave room for the answer (and a margin for the chat template)."""
+        return cls(max_tokens=max(400, int((context_window - answer_tokens) * 0.9)))
+
+
+@dataclass(frozen=True)
+class RollingSummary:
+    """The model's running summary of steps 1 to `upto`."""
+
+    upto: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Recollection:
+    """What long-term memory brings to a step: reflections kept in working memory, and records
+    retrieved for the current task (each already one line of text)."""
+
+    reflections: Sequence[str] = ()
+    memories: Sequence[str] = ()
+
+
+@dataclass(frozen=True)
+class Assembled:
+    messages: list[dict[str, Any]]
+    aged: list[StepRecord]  # steps past the rolling summary that are no longer verbatim
+    tokens: int  # the prompt's size by the counter used
 
 
 def _arguments(step: StepRecord) -> str:
@@ -89,18 +145,54 @@ def build_context(
     closing: str,
     limits: ContextLimits = ContextLimits(),
     count: TokenCounter = rough_tokens,
+    *,
+    summary: RollingSummary | None = None,
+    recalled: Recollection | None = None,
 ) -> list[dict[str, Any]]:
-    """The messages for the next step. `closing` is the request that ends them (what to
-    decide now); it is always kept whole."""
+    """The messages for the next step (see `assemble`)."""
+    return assemble(
+        system_prompt, steps, closing, limits, count, summary=summary, recalled=recalled
+    ).messages
+
+
+def assemble(
+    system_prompt: str,
+    steps: Sequence[StepRecord],
+    closing: str,
+    limits: ContextLimits = ContextLimits(),
+    count: TokenCounter = rough_tokens,
+    *,
+    summary: RollingSummary | None = None,
+    recalled: Recollection | None = None,
+) -> Assembled:
+    """The messages for the next step, and the steps that have aged out of the verbatim window
+    without being in the rolling summary yet. `closing` is the request that ends the messages
+    (what to decide now); it is always kept whole."""
     header = "Your latest steps:\n\n"
-    used = count(system_prompt) + count(closing) + (count(header) if steps else 0)
+    used = count(system_prompt) + count(closing)
+    leading: list[str] = []
+    if recalled is not None:
+        block = _recalled_block(recalled, int(limits.max_tokens * limits.memory_share), count)
+        if block:
+            leading.append(block)
+            used += count(block + "\n\n")
+    if summary is not None and summary.text.strip():
+        text = summary.text.strip()
+        if len(text) > limits.summary_chars:
+            text = text[: limits.summary_chars] + " [...]"
+        block = f"Summary of steps 1 to {summary.upto}:\n{text}"
+        leading.append(block)
+        used += count(block + "\n\n")
+    pending = [s for s in steps if summary is None or s.n > summary.upto]
+    if pending:
+        used += count(header)
     recent: list[str] = []
     repeats = _repeats(steps)
-    cut = len(steps)
-    for index in range(len(steps) - 1, -1, -1):
-        if len(steps) - index > limits.max_recent_steps:
+    cut = len(pending)
+    for index in range(len(pending) - 1, -1, -1):
+        if len(pending) - index > limits.max_recent_steps:
             break
-        step = steps[index]
+        step = pending[index]
         text = step_text(step, limits.observation_chars, repeats.get(step.n))
         cost = count(text + "\n\n")
         if used + cost > limits.max_tokens * 3 // 4:  # keep a quarter for the summary
@@ -108,24 +200,48 @@ def build_context(
         recent.insert(0, text)
         used += cost
         cut = index
-    parts: list[str] = []
-    older = list(steps[:cut])
+    parts = list(leading)
+    older = list(pending[:cut])
     if older:
         lines = [summary_line(s) for s in older]
         omitted = 0
         while True:
-            summary = render(
+            block = render(
                 "autonoma.memory", "summary.j2", count=len(older), omitted=omitted, lines=lines
             )
-            if not lines or used + count(summary + "\n\n") <= limits.max_tokens:
+            if not lines or used + count(block + "\n\n") <= limits.max_tokens:
                 break
             lines.pop(0)
             omitted += 1
-        parts.append(summary)
+        parts.append(block)
+        used += count(block + "\n\n")
     if recent:
         parts.append(header + "\n\n".join(recent))
     parts.append(closing)
-    return [
+    messages = [
         {"role": "system", "content": system_prompt},
         {"role": "user", "content": "\n\n".join(parts)},
     ]
+    return Assembled(messages, older, sum(count(m["content"]) for m in messages))
+
+
+def _recalled_block(recalled: Recollection, budget: int, count: TokenCounter) -> str:
+    """Reflections first, then memories, each line kept while the share of the budget holds."""
+    sections = [
+        ("Lessons from your reflections:", recalled.reflections),
+        ("What you remember that may help now:", recalled.memories),
+    ]
+    out: list[str] = []
+    used = 0
+    for title, items in sections:
+        lines: list[str] = []
+        for item in items:
+            line = "- " + " ".join(item.split())
+            cost = count(line + "\n") + (0 if lines else count(title + "\n"))
+            if used + cost > budget:
+                break
+            lines.append(line)
+            used += cost
+        if lines:
+            out.append(title + "\n" + "\n".join(lines))
+    return "\n\n".join(out)

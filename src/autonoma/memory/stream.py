@@ -337,7 +337,7 @@ class MemoryStream:
             row = self._db.execute("SELECT * FROM records WHERE id = ?", (record_id,)).fetchone()
         if row is None:
             raise MemoryStoreError(f"there is no memory record {record_id}")
-        return _record(row)
+        return record_from_row(row)
 
     def count(self, agent: str | None = None) -> int:
         where, params = ("WHERE agent = ?", (agent,)) if agent else ("", ())
@@ -395,7 +395,7 @@ class MemoryStream:
             )
             marks = ", ".join("?" for _ in chosen)
             rows = db.execute(f"SELECT * FROM records WHERE id IN ({marks})", chosen).fetchall()
-        records = {row["id"]: _record(row) for row in rows}
+        records = {row["id"]: record_from_row(row) for row in rows}
         return [
             Retrieved(
                 record=records[int(pool.ids[i])],
@@ -530,6 +530,39 @@ class MemoryStream:
             float(by_importance[2]) if by_importance else 0.0,
         )
 
+    # -- reading by time (reflection and working memory use these) ------------------------
+
+    def latest(
+        self,
+        agent: str,
+        n: int,
+        *,
+        kinds: Sequence[Kind] | None = None,
+        run_id: str | None = None,
+    ) -> list[MemoryRecord]:
+        """The agent's n newest records (of these kinds, of this run), oldest first."""
+        clauses, params = _filters(agent, kinds, None, None)
+        if run_id is not None:
+            clauses += " AND run_id = ?"
+            params = (*params, run_id)
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT * FROM records {clauses} ORDER BY id DESC LIMIT ?", (*params, n)
+            ).fetchall()
+        return [record_from_row(row) for row in reversed(rows)]
+
+    def importance_since_reflection(self, agent: str) -> int:
+        """The summed importance of the agent's records since its latest reflection: what
+        Generative Agents compares with its reflection threshold."""
+        with self._lock:
+            (total,) = self._db.execute(
+                "SELECT COALESCE(SUM(importance), 0) FROM records WHERE agent = ? AND kind !="
+                " 'reflection' AND id > (SELECT COALESCE(MAX(id), 0) FROM records"
+                " WHERE agent = ? AND kind = 'reflection')",
+                (agent, agent),
+            ).fetchone()
+        return int(total)
+
 
 @dataclass
 class _Pool:
@@ -615,7 +648,7 @@ def _min_max(values: np.ndarray, low: float | None = None, high: float | None = 
     return (values - low) / (high - low)
 
 
-def _record(row: sqlite3.Row) -> MemoryRecord:
+def record_from_row(row: sqlite3.Row) -> MemoryRecord:
     return MemoryRecord(
         id=row["id"],
         agent=row["agent"],

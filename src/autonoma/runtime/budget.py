@@ -25,6 +25,12 @@ class BudgetSpent(BaseModel):
     def tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
 
+    def charge(self, prompt_tokens: int, completion_tokens: int, usd: float) -> None:
+        """Count one model call (a step's, or memory's: rating, reflecting, summarising)."""
+        self.prompt_tokens += prompt_tokens
+        self.completion_tokens += completion_tokens
+        self.usd += usd
+
 
 def exhausted(limits: BudgetLimits, spent: BudgetSpent) -> str | None:
     """Why the budget is spent, or None. Checked before every model call, so a run overshoots
