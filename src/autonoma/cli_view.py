@@ -14,9 +14,11 @@ from rich.panel import Panel
 from rich.status import Status
 from rich.table import Table
 from rich.text import Text
+from rich.tree import Tree
 
 from autonoma.agent.approval import ApprovalRequest, Decision
 from autonoma.agent.display import command_line, neutralise
+from autonoma.memory.reflection import ReflectionTree
 from autonoma.runtime.store import EventRecord, RunRecord, StepRecord
 
 STATUS_STYLE = {
@@ -75,6 +77,17 @@ class LiveView:
             style = "green" if data.get("ok") else "red"
             mark = "→" if data.get("ok") else "✗"
             self.console.print(Text(f"  {mark} {short(data.get('observation', ''), 300)}", style))
+        elif event.kind == "reflecting":
+            self._status = self.console.status("reflecting on what the steps so far show…")
+            self._status.start()
+        elif event.kind == "reflected":
+            for reflection in data.get("reflections", []):
+                cited = ", ".join(str(i) for i in reflection.get("evidence", []))
+                line = f"  reflection: {short(reflection['text'], 200)} (because of {cited})"
+                self.console.print(Text(line, style="magenta"))
+        elif event.kind == "summary_updated":
+            line = f"  summary of steps 1 to {data.get('upto')} updated"
+            self.console.print(Text(line, style="dim"))
         elif event.kind == "step_invalid":
             line = f"step {event.step}: unusable answer: {short(data.get('error', ''), 300)}"
             self.console.print(Text(line, style="red"))
@@ -165,3 +178,23 @@ def run_report(console: Console, run: RunRecord, steps: list[StepRecord]) -> Non
             Text(short(step.observation or "", 80), style="green" if step.ok else "red"),
         )
     console.print(table)
+
+
+def reflections_view(trees: list[ReflectionTree]) -> Tree:
+    """Each reflection with its evidence beneath it (and theirs, for reflections on
+    reflections), memory ids in brackets."""
+    root = Tree(Text("reflections", style="bold magenta"))
+
+    def grow(node: Tree, tree: ReflectionTree) -> None:
+        record = tree.record
+        style = "magenta" if record.kind == "reflection" else ""
+        label = Text(f"[{record.id}] ", style="dim")
+        label.append(short(record.text, 160), style=style)
+        label.append(f"  ({record.kind}, importance {record.importance})", style="dim")
+        branch = node.add(label)
+        for child in tree.evidence:
+            grow(branch, child)
+
+    for tree in trees:
+        grow(root, tree)
+    return root

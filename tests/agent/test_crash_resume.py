@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from tests.fake_openai import FakeOpenAI
+from tests.memory_answers import fake_server_memory_answer
 
 LINES = 6
 
@@ -31,6 +32,8 @@ def act(command: str, **args: Any) -> dict[str, Any]:
 
 def appender(log: Path) -> Callable[[dict[str, Any]], dict[str, Any]]:
     def respond(body: dict[str, Any]) -> dict[str, Any]:
+        if (answer := fake_server_memory_answer(body)) is not None:
+            return answer
         done = log.read_text().splitlines() if log.exists() else []
         if len(done) >= LINES:
             return {"content": json.dumps(act("task_complete", reason="all lines written"))}
@@ -47,7 +50,12 @@ def server() -> Iterator[FakeOpenAI]:
 
 
 def env(home: Path) -> dict[str, str]:
-    return {**os.environ, "AUTONOMA_HOME": str(home), "AUTONOMA_CACHE_DIR": str(home / "c")}
+    return {
+        **os.environ,
+        "AUTONOMA_HOME": str(home),
+        "AUTONOMA_CACHE_DIR": str(home / "c"),
+        "AUTONOMA_EMBEDDER": "lexical",
+    }
 
 
 def start(home: Path, *args: str) -> subprocess.Popen[str]:
@@ -203,7 +211,7 @@ async def main():
     answer = {"thoughts": thoughts, "command": {"name": "slow_append", "args": {"text": "once\\n"}}}
     model = ScriptedModel([answer])
     identity = AgentIdentity(name="SlowGPT", role="slow", goals=["append once"])
-    run, _ = await create_run(store, model, "append once", RunSettings(continuous=True),
+    run, _ = await create_run(store, model, "append once", RunSettings(continuous=True, memory=False),
                               workspace=home / "ws", identity=identity, tools=tools)
     print("RUN", run.id, flush=True)
     await run_agent(store, model, run, tools=tools)

@@ -57,7 +57,9 @@ async def start(
     events: list[EventRecord] | None = None,
     goal: str = "Write a haiku",
 ) -> Any:
-    settings = RunSettings(model="scripted", limits=limits or BudgetLimits(), continuous=continuous)
+    settings = RunSettings(
+        model="scripted", limits=limits or BudgetLimits(), continuous=continuous, memory=False
+    )
     run, _ = await create_run(
         store,
         model,
@@ -354,7 +356,7 @@ async def test_an_unreachable_model_fails_the_run_and_leaves_it_resumable(
 
 
 async def test_an_interrupted_step_is_reported_never_rerun(store: RunStore, tmp_path: Path) -> None:
-    settings = RunSettings(model="scripted", continuous=True)
+    settings = RunSettings(model="scripted", continuous=True, memory=False)
     model = ScriptedModel([act("task_complete", reason="checked, done")])
     run, _ = await create_run(
         store, model, "append a line", settings, workspace=tmp_path / "ws", identity=IDENTITY
@@ -395,7 +397,7 @@ async def test_cancelling_stops_the_run_resumably(store: RunStore, tmp_path: Pat
     tools = default_tools()
     tools.add(wait_a_minute)
     model = ScriptedModel([act("wait_a_minute")])
-    settings = RunSettings(model="scripted", continuous=True)
+    settings = RunSettings(model="scripted", continuous=True, memory=False)
     run, _ = await create_run(
         store, model, "wait", settings, workspace=tmp_path / "ws", identity=IDENTITY
     )

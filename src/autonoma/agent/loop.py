@@ -20,7 +20,17 @@ from autonoma.agent.completion import deliverables, unmet_deliverables
 from autonoma.agent.identity import AgentIdentity
 from autonoma.errors import ModelError, ModelRefused, OutputInvalid
 from autonoma.llm import Model
-from autonoma.memory.context import ContextLimits, build_context
+from autonoma.memory.agent_memory import AgentMemory
+from autonoma.memory.context import (
+    Assembled,
+    CalibratedCounter,
+    ContextLimits,
+    Recollection,
+    RollingSummary,
+    assemble,
+)
+from autonoma.memory.importance import HeuristicRater
+from autonoma.memory.summary import Summariser
 from autonoma.runtime.budget import BudgetLimits, BudgetSpent, describe_left, exhausted
 from autonoma.runtime.store import EventRecord, RunRecord, RunStatus, RunStore, StepRecord
 from autonoma.templating import render
@@ -42,7 +52,16 @@ class AgentConfig:
     max_answer_tokens: int = 700
     temperature: float = 0.2
     seed: int | None = None  # set: step n samples with seed + n, so a run can be replayed
-    context: ContextLimits = field(default_factory=ContextLimits)
+    context: ContextLimits | None = None  # default: from the model's context window
+    summary_batch: int = 4  # aged-out steps folded into the rolling summary a model call
+
+
+@dataclass
+class _Remembered:
+    """How far the run's steps are in the rolling summary and in long-term memory."""
+
+    summary: RollingSummary | None = None
+    saved_upto: int = 0
 
 
 @dataclass(frozen=True)
@@ -83,6 +102,8 @@ class Agent:
         config: AgentConfig | None = None,
         approver: Approver | None = None,
         listeners: list[EventListener] | None = None,
+        memory: AgentMemory | None = None,
+        summariser: Summariser | None = None,
     ) -> None:
         self.model = model
         self.tools = tools
@@ -90,6 +111,12 @@ class Agent:
         self.config = config or AgentConfig()
         self.approver: Approver = approver or RefuseWithoutTerminal()
         self.listeners = listeners or []
+        self.memory = memory
+        self.summariser = summariser
+        self.limits = self.config.context or ContextLimits.for_window(
+            model.context_window, self.config.max_answer_tokens
+        )
+        self.count = CalibratedCounter()
         self._schema = action_schema(tools)
         self._approved_ahead = 0
 
@@ -110,6 +137,9 @@ class Agent:
         context = ToolContext(workspace=workspace)
         steps = await asyncio.to_thread(self.store.steps, run_id)
         spent = run.spent.model_copy()
+        remembered = await asyncio.to_thread(self._remembered, run_id)
+        if self.memory is not None:
+            context.extras.update(memory=self.memory, spent=spent)
         await self._close_interrupted(run_id, steps)
         steps = await asyncio.to_thread(self.store.steps, run_id)
         await asyncio.to_thread(self.store.set_status, run_id, "running", "", spent)
@@ -123,10 +153,13 @@ class Agent:
                 if why := exhausted(self.config.limits, spent):
                     status, reason = "budget_exhausted", why
                     break
-                step, result = await self._step(run, identity, workspace, context, steps, spent)
+                step, result = await self._step(
+                    run, identity, workspace, context, steps, spent, remembered
+                )
                 steps.append(step)
                 if result is not None and result.final:
                     status, reason = "completed", step.arguments.get("reason", "")
+            await self._save_the_rest(run_id, steps, spent, remembered, status)
         except asyncio.CancelledError:
             status, reason = "stopped", "stopped by the person; resume with autonoma resume"
             raise
@@ -151,6 +184,95 @@ class Agent:
                     ok=False,
                 )
                 await self._emit(run_id, "step_interrupted", step.n, command=step.command)
+
+    def _remembered(self, run_id: str) -> _Remembered:
+        """The latest rolling summary and memory save, from the run's events (for resume)."""
+        remembered = _Remembered()
+        for event in self.store.events(run_id):
+            if event.kind == "summary_updated":
+                remembered.summary = RollingSummary(event.data["upto"], event.data["text"])
+            elif event.kind == "memory_saved":
+                remembered.saved_upto = int(event.data["upto"])
+        return remembered
+
+    async def _save_the_rest(
+        self, run_id: str, steps: list[StepRecord], spent: BudgetSpent, at: _Remembered, status: str
+    ) -> None:
+        """At the end of a run, the steps not yet in long-term memory go there. With the
+        budget spent they are rated by the heuristic, which costs no model call."""
+        if self.memory is None or status not in ("completed", "budget_exhausted"):
+            return
+        rest = [s for s in steps if s.n > at.saved_upto]
+        if not rest:
+            return
+        rater = HeuristicRater() if status == "budget_exhausted" else None
+        await self._save(run_id, rest, spent, at, rater=rater)
+
+    async def _save(
+        self,
+        run_id: str,
+        steps: list[StepRecord],
+        spent: BudgetSpent,
+        at: _Remembered,
+        rater: HeuristicRater | None = None,
+    ) -> None:
+        assert self.memory is not None
+        records = await self.memory.save_steps(steps, spent, rater=rater)
+        at.saved_upto = steps[-1].n
+        await self._emit(run_id, "memory_saved", upto=at.saved_upto, records=records)
+        if rater is None and self.memory.reflection_due():
+            await self._emit(run_id, "reflecting")
+            outcome = await self.memory.reflect(spent)
+            await self._emit(
+                run_id,
+                "reflected",
+                questions=outcome.questions,
+                reflections=[
+                    {"id": r.id, "text": r.text, "evidence": r.evidence}
+                    for r in outcome.reflections
+                ],
+                problems=outcome.problems,
+            )
+
+    async def _prepare(
+        self,
+        run: RunRecord,
+        identity: AgentIdentity,
+        workspace: Workspace,
+        steps: list[StepRecord],
+        spent: BudgetSpent,
+        at: _Remembered,
+    ) -> Assembled:
+        """The next prompt. Steps that aged out of the verbatim window are folded into the
+        rolling summary and saved to long-term memory, `summary_batch` at a time."""
+        recalled = await self._recollection(run, steps)
+        assembled = self.assemble(run, identity, workspace, steps, spent, at.summary, recalled)
+        if len(assembled.aged) < self.config.summary_batch:
+            return assembled
+        aged = assembled.aged
+        if self.summariser is not None:
+            at.summary = await self.summariser.update(
+                at.summary,
+                aged,
+                who=f"{identity.name}, {identity.role}",
+                goals=identity.goals,
+                spent=spent,
+            )
+            await self._emit(run.id, "summary_updated", upto=at.summary.upto, text=at.summary.text)
+        unsaved = [s for s in aged if s.n > at.saved_upto]
+        if self.memory is not None and unsaved:
+            await self._save(run.id, unsaved, spent, at)
+            recalled = await self._recollection(run, steps)
+        return self.assemble(run, identity, workspace, steps, spent, at.summary, recalled)
+
+    async def _recollection(self, run: RunRecord, steps: list[StepRecord]) -> Recollection | None:
+        """What long-term memory holds for the current task: the goal and the latest plan."""
+        if self.memory is None:
+            return None
+        task = run.goal
+        if steps and steps[-1].thoughts.get("plan"):
+            task += "\n" + str(steps[-1].thoughts["plan"])
+        return await self.memory.recollection(task)
 
     def system_prompt(
         self, run: RunRecord, identity: AgentIdentity, workspace: Workspace, spent: BudgetSpent
@@ -178,8 +300,22 @@ class Agent:
         steps: list[StepRecord],
         spent: BudgetSpent,
     ) -> list[dict[str, Any]]:
-        """What the model sees at the next step: the system prompt, the steps so far inside
-        the context budget, and the request for one command with the goals restated."""
+        """What the model sees at the next step, without long-term memory or a summary."""
+        return self.assemble(run, identity, workspace, steps, spent).messages
+
+    def assemble(
+        self,
+        run: RunRecord,
+        identity: AgentIdentity,
+        workspace: Workspace,
+        steps: list[StepRecord],
+        spent: BudgetSpent,
+        summary: RollingSummary | None = None,
+        recalled: Recollection | None = None,
+    ) -> Assembled:
+        """What the model sees at the next step: the system prompt, what memory recalls, the
+        steps so far inside the context budget, and the request for one command with the
+        goals restated."""
         prompt = self.system_prompt(run, identity, workspace, spent)
         closing = render(
             "autonoma.agent",
@@ -189,7 +325,9 @@ class Agent:
             files=workspace.files(),
             deliverables=deliverables(workspace, [run.goal, *identity.goals]),
         )
-        return build_context(prompt, steps, closing, self.config.context)
+        return assemble(
+            prompt, steps, closing, self.limits, self.count, summary=summary, recalled=recalled
+        )
 
     async def _step(
         self,
@@ -199,9 +337,11 @@ class Agent:
         context: ToolContext,
         steps: list[StepRecord],
         spent: BudgetSpent,
+        remembered: _Remembered,
     ) -> tuple[StepRecord, ToolResult | None]:
         n = len(steps) + 1
-        messages = self.messages(run, identity, workspace, steps, spent)
+        assembled = await self._prepare(run, identity, workspace, steps, spent, remembered)
+        messages = assembled.messages
         await self._emit(run.id, "thinking", n)
         started = time.time()
         try:
@@ -214,9 +354,7 @@ class Agent:
             )
         except (OutputInvalid, ModelRefused) as error:
             spent.steps += 1
-            spent.prompt_tokens += error.prompt_tokens
-            spent.completion_tokens += error.completion_tokens
-            spent.usd += error.cost_usd
+            spent.charge(error.prompt_tokens, error.completion_tokens, error.cost_usd)
             step = StepRecord(
                 run_id=run.id,
                 n=n,
@@ -236,9 +374,11 @@ class Agent:
             await self._emit(run.id, "step_invalid", n, error=str(error))
             return step, None
         spent.steps += 1
-        spent.prompt_tokens += response.usage.prompt_tokens
-        spent.completion_tokens += response.usage.completion_tokens
-        spent.usd += response.cost_usd
+        spent.charge(
+            response.usage.prompt_tokens, response.usage.completion_tokens, response.cost_usd
+        )
+        if response.attempts == 1:  # a re-ask's usage adds up several prompts
+            self.count.observe(assembled.tokens, response.usage.prompt_tokens)
         action = parse_action(response.data)
         step = StepRecord(
             run_id=run.id,

@@ -6,16 +6,25 @@ The CLI (and later the server) call these; they hold no display logic.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from autonoma.agent.approval import Approver
 from autonoma.agent.identity import AgentIdentity, generate_identity
 from autonoma.agent.loop import Agent, AgentConfig, EventListener, RunOutcome
+from autonoma.agent.memory_tools import MEMORY_TOOLS
 from autonoma.errors import ConfigError
 from autonoma.llm import Model
+from autonoma.memory.agent_memory import AgentMemory
+from autonoma.memory.embeddings import Embedder, LexicalEmbedder, MiniLMEmbedder, default_embedder
+from autonoma.memory.importance import HeuristicRater, ImportanceRater, ModelRater, Persona
+from autonoma.memory.reflection import Reflector
+from autonoma.memory.stream import MemoryStream
+from autonoma.memory.summary import Summariser
 from autonoma.runtime.budget import BudgetLimits, BudgetSpent
 from autonoma.runtime.store import RunRecord, RunStore, default_home, new_run_id
 from autonoma.tools import CORE_TOOLS, ToolRegistry, Workspace
@@ -31,14 +40,33 @@ class RunSettings(BaseModel):
     limits: BudgetLimits = Field(default_factory=BudgetLimits)
     continuous: bool = False
     seed: int | None = None  # sampling seed, for runs that can be replayed exactly
+    memory: bool = True  # long-term memory, reflection and the model's rolling summary
+    memory_agent: str | None = None  # whose memory: default the run's own (its id)
+    importance: Literal["model", "heuristic"] = "model"
+    embedder: Literal["auto", "minilm", "lexical"] = "auto"
+
+
+def memory_path(store: RunStore, embedder: Embedder) -> Path:
+    """Beside the run store, one memory store an embedder: records embedded by one model
+    cannot be searched with another's vectors."""
+    return store.path.parent / "memory" / f"{embedder.name}.db"
+
+
+def choose_embedder(choice: str) -> tuple[Embedder, str | None]:
+    """The embedder a run asks for, and a notice to show once if relevance is lexical only."""
+    if choice == "minilm":
+        return MiniLMEmbedder(), None
+    if choice == "lexical":
+        return LexicalEmbedder(), None
+    return default_embedder()
 
 
 def default_workspace(run_id: str) -> Path:
     return default_home() / "workspaces" / run_id
 
 
-def default_tools() -> ToolRegistry:
-    return ToolRegistry(CORE_TOOLS)
+def default_tools(*, memory: bool = False) -> ToolRegistry:
+    return ToolRegistry([*CORE_TOOLS, *(MEMORY_TOOLS if memory else [])])
 
 
 async def create_run(
@@ -61,7 +89,8 @@ async def create_run(
     fallback = None
     spent = BudgetSpent()
     if identity is None:
-        made = await generate_identity(model, goal, tools or default_tools(), seed=settings.seed)
+        tools = tools or default_tools(memory=settings.memory)
+        made = await generate_identity(model, goal, tools, seed=settings.seed)
         identity, fallback = made.identity, made.fallback_reason
         spent = BudgetSpent(
             prompt_tokens=made.prompt_tokens,
@@ -106,17 +135,51 @@ async def run_agent(
     approver: Approver | None = None,
     listeners: list[EventListener] | None = None,
     tools: ToolRegistry | None = None,
+    embedder: Embedder | None = None,
 ) -> RunOutcome:
     """Run, or resume, a stored run with the settings it was started with."""
     settings = RunSettings.model_validate(run.settings)
-    agent = Agent(
-        model,
-        tools or default_tools(),
-        store,
-        config=AgentConfig(
-            limits=settings.limits, continuous=settings.continuous, seed=settings.seed
-        ),
-        approver=approver,
-        listeners=listeners,
+    async with run_memory(store, model, run, settings, embedder) as memory:
+        agent = Agent(
+            model,
+            tools or default_tools(memory=memory is not None),
+            store,
+            config=AgentConfig(
+                limits=settings.limits, continuous=settings.continuous, seed=settings.seed
+            ),
+            approver=approver,
+            listeners=listeners,
+            memory=memory,
+            summariser=Summariser(model) if settings.memory else None,
+        )
+        return await agent.run(run.id)
+
+
+@asynccontextmanager
+async def run_memory(
+    store: RunStore, model: Model, run: RunRecord, settings: RunSettings, embedder: Embedder | None
+) -> AsyncIterator[AgentMemory | None]:
+    """The run's long-term memory (None with memory off), closed (index saved) afterwards."""
+    if not settings.memory:
+        yield None
+        return
+    embedder = embedder or choose_embedder(settings.embedder)[0]
+    identity = AgentIdentity.model_validate(run.identity)
+    persona = Persona(identity.name, identity.role)
+    rater: ImportanceRater = (
+        ModelRater(model, persona) if settings.importance == "model" else HeuristicRater()
     )
-    return await agent.run(run.id)
+    path = memory_path(store, embedder)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    stream = await asyncio.to_thread(MemoryStream, path, embedder)
+    try:
+        yield AgentMemory(
+            stream,
+            settings.memory_agent or run.id,
+            run.id,
+            rater,
+            Reflector(model, stream, rater, persona),
+        )
+    finally:
+        await asyncio.to_thread(stream.close)
+        await embedder.aclose()

@@ -71,7 +71,7 @@ class Reflector:
     ) -> ReflectionOutcome:
         """Questions from the recent records, then insights with evidence for each."""
         outcome = ReflectionOutcome()
-        recent = self.stream.latest(agent, self.settings.recent)
+        recent = self._fitting(self.stream.latest(agent, self.settings.recent), keep_last=True)
         if not recent:
             return outcome
         answer = await self._ask(
@@ -88,7 +88,7 @@ class Reflector:
         new: list[NewRecord] = []
         for question in outcome.questions:
             found = await self.stream.retrieve(question, self.settings.evidence, agent=agent)
-            evidence = [r.record for r in found]
+            evidence = self._fitting([r.record for r in found])
             if not evidence:
                 continue
             answer = await self._ask(
@@ -118,6 +118,22 @@ class Reflector:
             ]
             outcome.reflections = await self.stream.add_many(rated)
         return outcome
+
+    def _fitting(
+        self, records: list[MemoryRecord], *, keep_last: bool = False
+    ) -> list[MemoryRecord]:
+        """As many records as fit the model's context with room for the instructions and the
+        answer, at a cautious three characters a token (a 100-record prompt overflows a small
+        model's window): the first ones, or with `keep_last` the last (the newest)."""
+        room = max(1000, (self.model.context_window - 1200) * 3)
+        order = records[::-1] if keep_last else records
+        kept: list[MemoryRecord] = []
+        for record in order:
+            room -= min(len(record.text), self.settings.statement_chars) + 8
+            if room < 0:
+                break
+            kept.append(record)
+        return kept[::-1] if keep_last else kept
 
     def _statements(self, records: Sequence[MemoryRecord]) -> list[str]:
         limit = self.settings.statement_chars

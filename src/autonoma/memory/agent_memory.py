@@ -1,0 +1,135 @@
+"""One agent's long-term memory during a run: what the step loop saves, recalls and reflects on.
+
+Steps are saved when they age out of the verbatim window (and when the run ends), two records a
+step: the action (the command and why) and its result. Saving rates their importance in one
+batch; then, if the importance gathered since the last reflection passes the threshold, the
+agent reflects. Each step, the latest reflections stay in view (working memory, the last
+three as Reflexion keeps) and the records most relevant to the current task are retrieved.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from autonoma.memory.context import Recollection
+from autonoma.memory.importance import ImportanceRater
+from autonoma.memory.reflection import ReflectionOutcome, Reflector
+from autonoma.memory.stream import MemoryRecord, MemoryStream, NewRecord, Retrieved
+from autonoma.runtime.budget import BudgetSpent
+from autonoma.runtime.store import StepRecord
+
+
+@dataclass(frozen=True)
+class RecallSettings:
+    memories: int = 5  # retrieved for the current task each step
+    reflections: int = 3  # latest reflections kept in view
+    record_chars: int = 300  # of each record shown
+
+
+class AgentMemory:
+    def __init__(
+        self,
+        stream: MemoryStream,
+        agent: str,
+        run_id: str,
+        rater: ImportanceRater,
+        reflector: Reflector | None = None,
+        settings: RecallSettings | None = None,
+    ) -> None:
+        self.stream = stream
+        self.agent = agent
+        self.run_id = run_id
+        self.rater = rater
+        self.reflector = reflector
+        self.settings = settings or RecallSettings()
+
+    async def save_steps(
+        self,
+        steps: Sequence[StepRecord],
+        spent: BudgetSpent,
+        *,
+        rater: ImportanceRater | None = None,
+    ) -> int:
+        """Store the steps' actions and results (importance rated in one batch, by `rater` if
+        given); the number of records written."""
+        new = [record for step in steps for record in self._records_of(step)]
+        if not new:
+            return 0
+        scores = await (rater or self.rater).rate(new, spent)
+        rated = [r.model_copy(update={"importance": s}) for r, s in zip(new, scores, strict=True)]
+        await self.stream.add_many(rated)
+        return len(rated)
+
+    def _records_of(self, step: StepRecord) -> list[NewRecord]:
+        if step.status == "invalid" or not step.command:
+            return []
+        at = step.finished_at or step.started_at or time.time()
+        why = step.thoughts.get("reasoning") or step.thoughts.get("text") or ""
+        args = json.dumps(step.arguments, ensure_ascii=False)
+        if len(args) > 400:
+            args = args[:397] + "..."
+        action = f"At step {step.n} I ran {step.command} {args}" + (
+            f" because {why}" if why else ""
+        )
+        outcome = "failed" if step.ok is False else "returned"
+        result = f"{step.command} at step {step.n} {outcome}: {step.observation or step.status}"
+        return [
+            NewRecord(
+                agent=self.agent, run_id=self.run_id, kind="action", text=action, created_at=at
+            ),
+            NewRecord(
+                agent=self.agent, run_id=self.run_id, kind="result", text=result, created_at=at
+            ),
+        ]
+
+    async def remember(self, text: str, spent: BudgetSpent) -> MemoryRecord:
+        """A note the agent chose to keep (the `remember` command)."""
+        new = NewRecord(agent=self.agent, run_id=self.run_id, kind="thought", text=text)
+        (score,) = await self.rater.rate([new], spent)
+        return await self.stream.add(
+            self.agent, text, kind="thought", importance=score, run_id=self.run_id
+        )
+
+    async def recall(self, query: str, k: int = 5) -> list[Retrieved]:
+        return await self.stream.retrieve(query, k, agent=self.agent)
+
+    async def recollection(self, task: str) -> Recollection:
+        """Reflections in view and the memories retrieved for `task`, as lines of text."""
+        reflections = self.stream.latest(
+            self.agent, self.settings.reflections, kinds=["reflection"]
+        )
+        shown = {r.id for r in reflections}
+        found = await self.stream.retrieve(
+            task, self.settings.memories + len(shown), agent=self.agent
+        )
+        memories = [r.record for r in found if r.record.id not in shown][: self.settings.memories]
+        return Recollection(
+            reflections=[self._line(r) for r in reflections],
+            memories=[self._line(r) for r in memories],
+        )
+
+    def _line(self, record: MemoryRecord) -> str:
+        text = " ".join(record.text.split())
+        limit = self.settings.record_chars
+        return text if len(text) <= limit else text[: limit - 3] + "..."
+
+    def reflection_due(self) -> bool:
+        return self.reflector is not None and self.reflector.due(self.agent)
+
+    async def reflect(self, spent: BudgetSpent) -> ReflectionOutcome:
+        if self.reflector is None:
+            return ReflectionOutcome()
+        return await self.reflector.reflect(self.agent, spent, run_id=self.run_id)
+
+
+def recalled_lines(found: Sequence[Retrieved]) -> str:
+    """What the `recall` command answers: one line a record, best first."""
+    if not found:
+        return "nothing remembered matches"
+    return "\n".join(
+        f"[{r.record.id}] ({r.record.kind}, importance {r.record.importance}) {r.record.text}"
+        for r in found
+    )

@@ -1,0 +1,37 @@
+"""Answers to the requests memory makes (importance ratings, rolling summaries, reflection
+questions and insights), for tests whose scripted model or fake server plays the agent."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+
+def _schema_properties(schema: dict[str, Any] | None) -> dict[str, Any]:
+    return (schema or {}).get("properties", {})
+
+
+def memory_answer(schema: dict[str, Any] | None, prompt: str, rating: int = 5) -> str | None:
+    """The answer to a memory request, or None if the request is not one (an agent step)."""
+    props = _schema_properties(schema)
+    if "ratings" in props:
+        n = props["ratings"]["minItems"]
+        return json.dumps({"ratings": [rating] * n})
+    if "questions" in props:
+        n = props["questions"]["minItems"]
+        return json.dumps({"questions": [f"What did the agent learn ({i})?" for i in range(n)]})
+    if "insights" in props:
+        return json.dumps(
+            {"insights": [{"insight": "The agent works step by step.", "because_of": [1]}]}
+        )
+    if schema is None and "running summary" in prompt:
+        return "The agent has been working; summary kept short."
+    return None
+
+
+def fake_server_memory_answer(body: dict[str, Any]) -> dict[str, Any] | None:
+    """The same for a request body the fake OpenAI server received."""
+    schema = body.get("response_format", {}).get("json_schema", {}).get("schema")
+    prompt = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
+    answer = memory_answer(schema, prompt)
+    return None if answer is None else {"content": answer}
