@@ -9,7 +9,7 @@ tokenizer and chat template. The baseline is the whole history verbatim (every s
 and result after the same system prompt), which is what a loop without a short-term memory
 budget sends.
 
-    python bench/memory_context.py [--model smollm2-135m] [--steps 300]
+    python bench/memory_context.py [--model smollm2-135m] [--steps 300] [--report-from DIR]
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from autonoma.agent.identity import AgentIdentity
-from autonoma.agent.session import RunSettings, create_run, run_agent
+from autonoma.agent.loop import Agent, AgentConfig
+from autonoma.agent.session import RunSettings, create_run, default_tools, run_agent
 from autonoma.llm import EmbeddedModel, LLMSettings
 from autonoma.llm.base import CompletionRequest, Model, RawCompletion
 from autonoma.llm.registry import ModelStore
@@ -35,6 +36,7 @@ from autonoma.memory.context import step_text
 from autonoma.memory.embeddings import MiniLMEmbedder
 from autonoma.runtime.budget import BudgetLimits
 from autonoma.runtime.store import RunStore
+from autonoma.tools import Workspace
 from bench.common import write_result
 
 IDENTITY = AgentIdentity(
@@ -84,7 +86,6 @@ class ScriptedAgentRealMemory(Model):
         super().__init__(real.name, model_id=real.model_id, settings=real.settings)
         self.real = real
         self.prompt_tokens: list[int] = []
-        self.prompts: list[list[dict[str, Any]]] = []
 
     @property
     def context_window(self) -> int:
@@ -98,7 +99,6 @@ class ScriptedAgentRealMemory(Model):
             return await self.real.request(messages, output, **kwargs)
         tokens = await self.real.count_prompt_tokens(messages)
         self.prompt_tokens.append(tokens)
-        self.prompts.append([dict(m) for m in messages])
         action = scripted_action(len(self.prompt_tokens))
         return ModelResponse(
             text=json.dumps(action),
@@ -110,66 +110,84 @@ class ScriptedAgentRealMemory(Model):
         raise NotImplementedError
 
 
+async def report(store: RunStore, run_id: str, real: EmbeddedModel, **extra: Any) -> None:
+    """The results, all from the run store (each step's prompt tokens are the real count the
+    wrapper charged), so a run cut short can be reported too (`--report-from`)."""
+    steps = store.steps(run_id)
+    events = store.events(run_id)
+    run = store.get_run(run_id)
+    tokens = [s.prompt_tokens for s in steps if s.prompt_tokens]
+    agent = Agent(real, default_tools(memory=True), store, config=AgentConfig(continuous=True))
+    identity = AgentIdentity.model_validate(run.identity)
+    workspace = Workspace(Path(run.workspace))
+    system = {"role": "system", "content": agent.system_prompt(run, identity, workspace, run.spent)}
+    baseline = []
+    for n in range(10, len(steps) + 1, 10):
+        history = "\n\n".join(step_text(s, 4000) for s in steps[: n - 1])
+        full = [system, {"role": "user", "content": history + "\n\nNext command?"}]
+        baseline.append({"step": n, "tokens": await real.count_prompt_tokens(full)})
+        print(f"step {n}: ours {tokens[n - 1]}, every step verbatim {baseline[-1]['tokens']}")
+    kinds = [e.kind for e in events]
+    write_result(
+        "memory_context",
+        {
+            **extra,
+            "steps": len(tokens),
+            "status": run.status,
+            "context_window": real.context_window,
+            "answer_tokens": AgentConfig().max_answer_tokens,
+            "prompt_tokens": tokens,
+            "max_prompt_tokens": max(tokens),
+            "mean_prompt_tokens_last_50": round(sum(tokens[-50:]) / len(tokens[-50:]), 1),
+            "full_history_tokens": baseline,
+            "summary_updates": kinds.count("summary_updated"),
+            "memory_saves": kinds.count("memory_saved"),
+            "reflection_rounds": kinds.count("reflected"),
+            "reflections": sum(
+                len(e.data.get("reflections", [])) for e in events if e.kind == "reflected"
+            ),
+            "total_tokens": run.spent.tokens,
+        },
+    )
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
     )
     parser.add_argument("--model", default="smollm2-135m")
     parser.add_argument("--steps", type=int, default=300)
+    parser.add_argument(
+        "--report-from", type=Path, help="report the run kept in this directory (runs.db)"
+    )
     args = parser.parse_args()
     real = EmbeddedModel(
         ModelStore().ensure(args.model), settings=LLMSettings(local_context=8192, local_slots=1)
     )
-    model = ScriptedAgentRealMemory(real)
-    started = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="autonoma-context-") as tmp:
-        store = RunStore(Path(tmp) / "runs.db")
+    try:
+        if args.report_from:
+            store = RunStore(args.report_from / "runs.db")
+            (run,) = store.list_runs(1)
+            await report(store, run.id, real, model=args.model, planned_steps=args.steps)
+            return
+        directory = Path(tempfile.mkdtemp(prefix="autonoma-context-"))
+        print(f"run kept in {directory} (report it with --report-from if cut short)")
+        store = RunStore(directory / "runs.db")
+        model = ScriptedAgentRealMemory(real)
         settings = RunSettings(
             model=args.model, continuous=True, limits=BudgetLimits(max_steps=args.steps)
         )
         run, _ = await create_run(
             store, model, "Keep a notebook on river birds", settings,
-            workspace=Path(tmp) / "ws", identity=IDENTITY,
+            workspace=directory / "ws", identity=IDENTITY,
         )  # fmt: skip
-        try:
-            outcome = await run_agent(store, model, run, embedder=MiniLMEmbedder())
-            steps = store.steps(run.id)
-            events = store.events(run.id)
-            system = model.prompts[0][0]
-            baseline = []
-            for n in range(10, args.steps + 1, 10):
-                history = "\n\n".join(step_text(s, 4000) for s in steps[: n - 1])
-                full = [system, {"role": "user", "content": history + "\n\nNext command?"}]
-                baseline.append({"step": n, "tokens": await real.count_prompt_tokens(full)})
-                print(f"step {n}: ours {model.prompt_tokens[n - 1]}, full history "
-                      f"{baseline[-1]['tokens']}", flush=True)  # fmt: skip
-        finally:
-            await real.aclose()
-    kinds = [e.kind for e in events]
-    tokens = model.prompt_tokens
-    window = real.context_window
-    write_result(
-        "memory_context",
-        {
-            "model": args.model,
-            "steps": len(tokens),
-            "status": outcome.status,
-            "context_window": window,
-            "answer_tokens": 700,
-            "prompt_tokens": tokens,
-            "max_prompt_tokens": max(tokens),
-            "mean_prompt_tokens_last_100": round(sum(tokens[-100:]) / len(tokens[-100:]), 1),
-            "full_history_tokens": baseline,
-            "summary_updates": kinds.count("summary_updated"),
-            "memory_saves": kinds.count("memory_saved"),
-            "reflections": sum(
-                len(e.data.get("reflections", [])) for e in events if e.kind == "reflected"
-            ),
-            "reflection_rounds": kinds.count("reflected"),
-            "total_tokens": outcome.spent.tokens,
-            "seconds": round(time.perf_counter() - started),
-        },
-    )
+        started = time.perf_counter()
+        await run_agent(store, model, run, embedder=MiniLMEmbedder())
+        seconds = round(time.perf_counter() - started)
+        await report(store, run.id, real, model=args.model, planned_steps=args.steps,
+                     seconds=seconds)  # fmt: skip
+    finally:
+        await real.aclose()
 
 
 if __name__ == "__main__":
