@@ -44,12 +44,14 @@ def memory_latency() -> Path:
     data = load("memory_retrieval")
     sizes = [row["records"] for row in data["sizes"]]
     fig, ax = plt.subplots(figsize=(6.4, 3.6))
-    for key, label in (
-        ("retrieve_p50_ms", "autonoma retrieve (three terms, threshold algorithm)"),
-        ("exact_numpy_p50_ms", "exact NumPy (three terms, every record)"),
-        ("faiss_flat_1thread_p50_ms", "FAISS flat, 1 thread (relevance only)"),
+    for key, label, style in (
+        ("retrieve_p50_ms", "autonoma retrieve (three terms, threshold algorithm)", "C0-"),
+        ("retrieve_cold_p50_ms", "autonoma retrieve, cold CPU caches", "C0--"),
+        ("exact_numpy_p50_ms", "exact NumPy (three terms, every record)", "C2-"),
+        ("faiss_flat_1thread_p50_ms", "FAISS flat, 1 thread (relevance only)", "C3-"),
     ):
-        ax.plot(sizes, [row[key] for row in data["sizes"]], marker="o", label=label)
+        if all(row.get(key) is not None for row in data["sizes"]):
+            ax.plot(sizes, [row[key] for row in data["sizes"]], style, marker="o", label=label)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("records (384 dimensions)")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -268,3 +269,157 @@ async def test_many_records_are_added_in_one_go(tmp_path: Path) -> None:
     with pytest.raises(MemoryStoreError, match="needs text"):
         await memory.add_many([NewRecord(agent="ada", text="")])
     assert memory.count() == 3
+
+
+# -- the in-memory columns and the threshold algorithm ------------------------------------
+
+
+def stored_columns(memory: MemoryStream) -> tuple[list[int], list[float]]:
+    """Ids and access times as SQLite has them."""
+    with memory._lock:
+        rows = memory._db.execute("SELECT id, accessed_at FROM records ORDER BY id").fetchall()
+    return [row[0] for row in rows], [row[1] for row in rows]
+
+
+def assert_columns_match_sqlite(memory: MemoryStream) -> None:
+    ids, accessed = stored_columns(memory)
+    columns = memory._columns
+    assert columns.ids.tolist() == ids
+    assert columns.accessed.tolist() == accessed
+    # the runs: by importance (highest first), then by the access time at the sort
+    order = columns.order
+    assert sorted(order.tolist()) == list(range(columns.sorted_n))
+    keys = list(zip(-columns.importance[order], columns.order_neg_accessed, strict=True))
+    assert keys == sorted(keys)
+
+
+READER_WRITER = """
+import asyncio, sys
+from pathlib import Path
+from autonoma.memory.stream import MemoryStream, RetrievalWeights
+from tests.memory.table_embedder import TableEmbedder
+
+async def main():
+    memory = MemoryStream(Path(sys.argv[1]), TableEmbedder())
+    for i in range(5):
+        await memory.add("bob", f"bob record {i}", importance=3, created_at=1000.0 + i)
+    relevance = RetrievalWeights(recency=0, importance=0, relevance=1)
+    await memory.retrieve("ada record 1", k=1, weights=relevance, now=5_000_000.0)
+
+asyncio.run(main())
+"""
+
+
+async def test_columns_follow_records_and_access_times_another_process_wrote(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "memory.db"
+    memory = MemoryStream(path, TableEmbedder())
+    for i in range(3):
+        await memory.add("ada", f"ada record {i}", importance=5, created_at=NOW + i)
+    await memory.retrieve("ada record 0", k=1, now=NOW + 10)  # this process's own access
+    other = subprocess.run([sys.executable, "-c", READER_WRITER, str(path)], check=False)
+    assert other.returncode == 0
+    # The other process set "ada record 1" accessed at 5,000,000: it is now the most recent.
+    found = await memory.retrieve("", k=1, weights=ONLY["recency"], now=5_000_000.0)
+    assert found[0].record.text == "ada record 1"
+    assert memory._columns.n == 8 and len(memory.index) == 8
+    assert_columns_match_sqlite(memory)
+    assert [r.record.agent for r in await memory.retrieve("", k=10, agent="bob")] == ["bob"] * 5
+
+
+async def test_a_stream_behind_the_trimmed_access_log_rereads_every_access_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("autonoma.memory.stream.ACCESS_LOG_KEEP", 6)
+    monkeypatch.setattr("autonoma.memory.stream.ACCESS_LOG_TRIM", 4)
+    path = tmp_path / "memory.db"
+    reader = MemoryStream(path, TableEmbedder())
+    writer = MemoryStream(path, TableEmbedder())  # another connection, as another process
+    await writer.add_many([NewRecord(agent="ada", text=f"r{i}", created_at=NOW) for i in range(20)])
+    await reader.retrieve("r1", k=1, now=NOW)
+    assert_columns_match_sqlite(reader)
+    for i in range(20):  # 40 accesses: the log keeps only the last few
+        await writer.retrieve(f"r{i}", k=2, now=NOW + i)
+    with writer._lock:
+        (first,) = writer._db.execute("SELECT MIN(seq) FROM accesses").fetchone()
+    assert first > reader._columns.seq + 1
+    found = await reader.retrieve("", k=1, weights=ONLY["recency"], now=NOW + 100)
+    assert found[0].record.accessed_at == NOW + 100
+    assert_columns_match_sqlite(reader)
+    assert reader._columns.seq == writer._columns.seq + 1  # its own access came after
+
+
+async def test_the_threshold_algorithm_gives_the_exact_top_k_with_filters(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Above ann_from the index's list, the columns' runs and the loose records (few allowed,
+    so they are merged back often) must give what scoring every record gives, with filters,
+    other weights, empty queries and the access times that retrieval changes. The index is
+    flat here, so its list is exact and any difference is the algorithm's (with HNSW, see
+    test_ann_candidates_give_the_exact_top_k)."""
+    monkeypatch.setattr("autonoma.memory.stream.LOOSE_MAX", 25)
+    rng = np.random.default_rng(11)
+    centres = rng.normal(size=(20, 16))
+    table = {f"m{i}": list(centres[i % 20] + rng.normal(scale=0.5, size=16)) for i in range(1500)}
+    queries = {f"q{i}": list(centres[i % 20] + rng.normal(scale=0.5, size=16)) for i in range(60)}
+    embedder = TableEmbedder({**table, **queries}, dim=16)
+    exact = MemoryStream(tmp_path / "exact.db", embedder, ann_from=10**9)
+    ann = MemoryStream(tmp_path / "ann.db", embedder, ann_from=100, candidates=20)
+    agents, kinds = ("ada", "bob", "cy"), ("observation", "thought", "reflection")
+    records = [
+        NewRecord(
+            agent=agents[i % 3],
+            kind=kinds[i // 3 % 3],
+            text=text,
+            importance=int(rng.integers(1, 11)),
+            created_at=NOW - float(rng.uniform(0, 100)) * HOUR,
+        )
+        for i, text in enumerate(table)
+    ]
+    for memory in (exact, ann):
+        for start in range(0, len(records), 400):
+            await memory.add_many(records[start : start + 400])
+    assert ann.index.kind == "flat"
+    filters: list[dict[str, object]] = [
+        {},
+        {"agent": "bob"},
+        {"kinds": ["thought", "reflection"]},
+        {"agent": "ada", "since": NOW - 50 * HOUR},
+        {"until": NOW - 20 * HOUR},
+    ]
+    for i, query in enumerate(queries):
+        kwargs: dict[str, Any] = {
+            "k": 10,
+            "now": NOW + i * HOUR / 2,
+            "weights": RetrievalWeights(recency=3, importance=1, relevance=1)
+            if i % 7 == 0
+            else RetrievalWeights(),
+            **filters[i % 5],
+        }
+        text = "" if i % 11 == 0 else query
+        want = await exact.retrieve(text, **kwargs)
+        got = await ann.retrieve(text, **kwargs)
+        assert [r.record.id for r in got] == [r.record.id for r in want], (i, kwargs)
+        for name in ("score", "recency", "importance", "relevance"):
+            assert [getattr(r, name) for r in got] == pytest.approx(
+                [getattr(r, name) for r in want], abs=1e-6
+            ), (i, name)
+    assert len(ann._columns.loose()) < 60  # 600 accesses: merged back again and again
+    assert_columns_match_sqlite(ann)
+
+
+async def test_the_write_ahead_log_is_checkpointed_off_the_retrieval_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("autonoma.memory.stream.CHECKPOINT_PAGES", 5)
+    memory = MemoryStream(tmp_path / "memory.db", TableEmbedder(TABLE))
+    with memory._lock:
+        assert memory._db.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
+    await memory.add("ada", "a")
+    assert memory._checkpointer is None  # not 5 pages yet
+    for _ in range(3):
+        await memory.retrieve("query", k=1, now=NOW)
+    memory._checkpoints.submit(lambda: None).result()  # what was queued has run
+    assert memory._checkpointer is not None  # the checkpoint thread's own connection
+    memory.close()

@@ -4,6 +4,8 @@ flat scan would cost too much per query."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -74,16 +76,22 @@ class VectorIndex:
             self._index.add_with_ids(vectors, ids)
 
     def search(
-        self, vector: npt.NDArray[np.float32], k: int
+        self, vector: npt.NDArray[np.float32], k: int, *, ef: int | None = None
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
-        """The ids of the k nearest vectors (by inner product) and their similarities."""
+        """The ids of the k nearest vectors (by inner product) and their similarities, best
+        first. `ef` (HNSW only): how many candidates the search keeps, at least k and 128;
+        more is slower and misses fewer (default: twice k)."""
         if not len(self):
             return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
         k = min(k, len(self))
         params = None
         if self.kind == "hnsw":
-            params = self._faiss.SearchParametersHNSW(efSearch=max(2 * k, 128))
-        sims, ids = self._index.search(vector.reshape(1, -1).astype(np.float32), k, params=params)
+            ef = max(k, 128, 2 * k if ef is None else ef)
+            params = self._faiss.SearchParametersHNSW(efSearch=ef)
+        with self._one_thread():
+            sims, ids = self._index.search(
+                vector.reshape(1, -1).astype(np.float32), k, params=params
+            )
         keep = ids[0] >= 0
         return ids[0][keep].astype(np.int64), sims[0][keep]
 
@@ -91,7 +99,34 @@ class VectorIndex:
         """The stored vectors of these ids (all must be in the index)."""
         if not len(ids):
             return np.empty((0, self.dim), dtype=np.float32)
-        return np.asarray(self._index.reconstruct_batch(ids.astype(np.int64)), dtype=np.float32)
+        with self._one_thread():
+            vectors = self._index.reconstruct_batch(ids.astype(np.int64))
+        return np.asarray(vectors, dtype=np.float32)
+
+    @contextmanager
+    def _one_thread(self) -> Iterator[None]:
+        """FAISS's OpenMP on this thread limited to one thread meanwhile: for one query, a team
+        of threads costs more than it saves (IndexIDMap2 maps the ids back in a parallel loop),
+        and on a busy machine waiting for the team's other threads takes milliseconds. The
+        setting is the calling thread's own, and is put back."""
+        before = self._faiss.omp_get_max_threads()
+        self._faiss.omp_set_num_threads(1)
+        try:
+            yield
+        finally:
+            self._faiss.omp_set_num_threads(before)
+
+    def similarities(
+        self, vector: npt.NDArray[np.float32], ids: npt.NDArray[np.int64]
+    ) -> npt.NDArray[np.float32]:
+        """The inner products of `vector` with the stored vectors of these ids (all must be in
+        the index), in the order of `ids`."""
+        if self.kind == "flat" and 4 * len(ids) > len(self):
+            # Scoring every vector in one flat scan beats fetching a large share one by one.
+            found, sims = self.search(vector, len(self))
+            order = np.argsort(found)
+            return sims[order][np.searchsorted(found[order], ids)]
+        return self.vectors(ids) @ vector.reshape(-1).astype(np.float32)
 
     def ids(self) -> npt.NDArray[np.int64]:
         return np.asarray(self._faiss.vector_to_array(self._index.id_map), dtype=np.int64)

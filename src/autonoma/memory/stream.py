@@ -3,22 +3,27 @@ weighted sum of recency, importance and relevance, as Generative Agents does.
 
     score = w_recency * recency + w_importance * importance + w_relevance * relevance
 
-Each term is min-max normalised over the candidates (all equal: 0.5 each, as the reference
-code does). Recency is `decay ** hours since last access` (the paper's 0.995 per hour),
-importance the stored 1-10 score, relevance the cosine similarity of the query's embedding and
-the record's. The default weights are the reference implementation's (`gw = [0.5, 3, 2]` in
-joonspk-research/generative_agents, retrieve.py): recency 0.5, importance 2, relevance 3.
-A read is a write: retrieved records get their last-accessed time set to now.
+Each term is min-max normalised over every record that passes the filters (all equal: 0.5
+each, as the reference code does). Recency is `decay ** hours since last access` (the paper's
+0.995 per hour), importance the stored 1-10 score, relevance the cosine similarity of the
+query's embedding and the record's. The default weights are the reference implementation's
+(`gw = [0.5, 3, 2]` in joonspk-research/generative_agents, retrieve.py): recency 0.5,
+importance 2, relevance 3. A read is a write: retrieved records get their last-accessed time
+set to now.
 
 Several agents of one process and several processes may write at once: every write is one
-SQLite transaction (BEGIN IMMEDIATE, with a busy timeout), and each process's index catches up
-with records written by others before it searches.
+SQLite transaction (BEGIN IMMEDIATE, with a busy timeout), and before it searches each process
+catches up with the records others wrote and the access times their retrievals set.
 
 Embeddings also live in a FAISS index beside the database (`memory.db.faiss`). SQLite is the
 truth: on open the two are checked against each other, and an index that is missing, corrupt
-or disagrees is rebuilt from SQLite with a notice. Up to `ann_from` records every record is
-scored; above it, Fagin's threshold algorithm runs over the ANN index (relevance) and SQLite's
-indexes (importance, recency) until no unseen record could enter the top k.
+or disagrees is rebuilt from SQLite with a notice.
+
+Retrieval reads no SQLite until it has chosen: every record's scoring columns (importance,
+last access, creation time, owner, kind) are also kept in memory (`_Columns`), caught up like
+the index. Up to `ann_from` records that pass the filters, every one is scored; above it, a
+threshold algorithm over the ANN index (relevance) and the columns (recency and importance)
+scores only records that could still enter the top k.
 """
 
 from __future__ import annotations
@@ -26,10 +31,13 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 import sqlite3
 import threading
 import time
-from collections.abc import Sequence
+from collections import deque
+from collections.abc import Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -43,9 +51,29 @@ from autonoma.memory.index import HNSW_FROM, VectorIndex
 from autonoma.runtime.sqlite import Database
 
 log = logging.getLogger("autonoma.memory")
-# From this many records, retrieval scores candidates rather than every record: fetching and
-# scoring all rows costs more than the index search (measured in bench/memory_retrieval.py).
+# Above this many records that pass the filters, retrieval scores candidates rather than
+# every record (measured in bench/memory_retrieval.py).
 ANN_FROM = 5_000
+# The threshold algorithm scores up to this many records a place of the ANN list's depth
+# before it searches twice as deep instead: at 1M records a place of HNSW search costs 3 to
+# 5 us (400 deep: 1.3 ms, 800: 4 ms), reading one vector and scoring it 0.5 to 1 us.
+EXACT_PER_DEPTH = 8
+# With filters, how far the list nearest to -query is read for the lowest passing cosine.
+FAR_LIST = 64
+# HNSW keeps as many candidates as the nearest list is long: twice as many found no more of
+# the true nearest (about 97% at 1M either way; the rest the graph hardly reaches) at up to
+# three times the cost. The search for the lowest cosine keeps 128.
+FAR_EF = 128
+# Records whose access time changed since the columns' last sort are kept apart, up to this
+# many, then merged back.
+LOOSE_MAX = 4096
+# The access log keeps about this many latest entries (trimmed every ACCESS_LOG_TRIM); a
+# process that falls further behind rereads every access time.
+ACCESS_LOG_KEEP = 100_000
+ACCESS_LOG_TRIM = 10_000
+# Pages written (roughly counted) between two checkpoints of the write-ahead log: SQLite's
+# own default.
+CHECKPOINT_PAGES = 1000
 
 Kind = Literal["observation", "action", "result", "thought", "plan", "reflection", "chat"]
 HOUR = 3600.0
@@ -69,8 +97,17 @@ CREATE TABLE IF NOT EXISTS embeddings (
     vector BLOB NOT NULL
 );
 CREATE INDEX IF NOT EXISTS records_agent ON records (agent, created_at);
-CREATE INDEX IF NOT EXISTS records_importance ON records (importance, accessed_at);
-CREATE INDEX IF NOT EXISTS records_accessed ON records (accessed_at);
+-- Retrieval ranks by importance and access time in memory (_Columns): without SQLite indexes
+-- on them, a retrieval's access-time update rewrites one page a record, not three.
+DROP INDEX IF EXISTS records_importance;
+DROP INDEX IF EXISTS records_accessed;
+-- Access times set by retrievals, in order: another process applies these to its in-memory
+-- columns instead of rereading every record.
+CREATE TABLE IF NOT EXISTS accesses (
+    seq INTEGER PRIMARY KEY,
+    id INTEGER NOT NULL,
+    accessed_at REAL NOT NULL
+);
 """
 
 
@@ -140,7 +177,8 @@ class MemoryStream:
         self.hnsw_from = hnsw_from
         self.candidates = candidates
         self.notices: list[str] = []
-        self._index_lock = threading.RLock()  # FAISS is not safe for concurrent writes
+        # Guards the index (FAISS is not safe for concurrent writes) and the in-memory columns.
+        self._index_lock = threading.RLock()
         # synchronous=NORMAL in WAL mode: durable across a crashed or killed process, not a
         # power cut; a retrieval's access-time update then costs no fsync.
         self._database = Database(
@@ -150,6 +188,7 @@ class MemoryStream:
             "mmap_size=1073741824",  # reads without a syscall a page
             "cache_size=-131072",  # 128 MiB of pages
             "busy_timeout=30000",
+            "wal_autocheckpoint=0",  # checkpoints run on a thread of their own (_wrote)
         )
         self._lock, self._db, self._tx = (
             self._database.lock,
@@ -157,7 +196,19 @@ class MemoryStream:
             self._database.tx,
         )
         self._check_embedder()
+        self._columns = _Columns()
+        self._data_version: int | None = None
+        self._depths: deque[int] = deque(maxlen=16)  # how deep recent ANN lists had to be
+        self._helper: ThreadPoolExecutor | None = None
+        self._checkpoints = ThreadPoolExecutor(1, thread_name_prefix="autonoma-checkpoint")
+        self._checkpointer: sqlite3.Connection | None = None  # the checkpoint thread's own
+        self._unchecked = 0  # pages written since the last checkpoint, about
+        with self._lock:  # log entries from here on are applied to the columns read below
+            (self._columns.seq,) = self._db.execute(
+                "SELECT COALESCE(MAX(seq), 0) FROM accesses"
+            ).fetchone()
         self.index = self._open_index()
+        self._sync(force=True)
 
     def _notice(self, text: str) -> None:
         self.notices.append(text)
@@ -215,6 +266,52 @@ class MemoryStream:
             vectors = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
             index.add(ids, vectors.reshape(len(rows), -1))
 
+    def _sync(self, *, force: bool = False) -> None:
+        """Bring the index and the columns up to date with what other connections (other
+        processes, other streams) wrote: new records, and access times their retrievals set.
+        One PRAGMA when no other connection has committed since the last look."""
+        with self._index_lock:
+            with self._lock:
+                (version,) = self._db.execute("PRAGMA data_version").fetchone()
+            if version == self._data_version and not force:
+                return
+            self._data_version = version
+            self._catch_up(self.index)
+            self._catch_up_columns()
+            self._columns.tidy()  # the first sort happens here, at open
+
+    def _catch_up_columns(self) -> None:
+        """The access log first, then new records up to the index's last (so every record in
+        the columns is in the index): a record read after a log entry is read with it."""
+        columns = self._columns
+        with self._lock:
+            cursor = self._db.cursor()
+            cursor.row_factory = None  # plain tuples: a million rows at open
+            log = cursor.execute(
+                "SELECT seq, id, accessed_at FROM accesses WHERE seq > ? ORDER BY seq",
+                (columns.seq,),
+            ).fetchall()
+            if log and log[0][0] != columns.seq + 1:  # entries we never read were trimmed
+                columns.reload_accessed(
+                    cursor.execute(
+                        "SELECT id, accessed_at FROM records WHERE id <= ?", (columns.max_id,)
+                    ).fetchall()
+                )
+            elif log:
+                columns.touch(
+                    np.array([row[1] for row in log], dtype=np.int64),
+                    np.array([row[2] for row in log], dtype=np.float64),
+                )
+            if log:
+                columns.seq = log[-1][0]
+            columns.extend(
+                cursor.execute(
+                    "SELECT id, agent, kind, created_at, accessed_at, importance FROM records"
+                    " WHERE id > ? AND id <= ? ORDER BY id",
+                    (columns.max_id, self.index.max_id),
+                )
+            )
+
     def save_index(self) -> None:
         with self._index_lock:
             self.index.save(self.index_path)
@@ -260,6 +357,10 @@ class MemoryStream:
         """Save the index and close the database."""
         self.save_index()
         self._database.close()
+        if self._helper is not None:
+            self._helper.shutdown()
+        self._checkpoints.submit(self._checkpoint, close=True)
+        self._checkpoints.shutdown()
 
     async def add(
         self,
@@ -329,7 +430,8 @@ class MemoryStream:
                 "INSERT INTO embeddings (id, vector) VALUES (?, ?)",
                 ((last + 1 + i, vectors[i].tobytes()) for i in range(len(records))),
             )
-        self._catch_up(self.index)
+        self._wrote(2 + (vectors.nbytes + 200 * len(records)) // 4096)  # vectors and rows
+        self._sync(force=True)
         return [r.model_copy(update={"id": last + 1 + i}) for i, r in enumerate(records)]
 
     def get(self, record_id: int) -> MemoryRecord:
@@ -377,158 +479,229 @@ class MemoryStream:
         until: float | None,
         now: float,
     ) -> list[Retrieved]:
-        self._catch_up(self.index)
-        clauses, params = _filters(agent, kinds, since, until)
-        if len(self.index) < self.ann_from:
-            pool = self._everyone(query_vector, clauses, params)
-            terms = _terms(pool, weights, now, None)
-        else:
-            pool, terms = self._threshold(query_vector, k, weights, now, clauses, params)
-        if not len(pool.ids):
-            return []
-        score, recency, importance, relevance = terms
-        top = np.argsort(-score, kind="stable")[:k]
-        chosen = [int(pool.ids[i]) for i in top]
-        with self._tx() as db:
-            db.executemany(
-                "UPDATE records SET accessed_at = ? WHERE id = ?", [(now, i) for i in chosen]
-            )
-            marks = ", ".join("?" for _ in chosen)
-            rows = db.execute(f"SELECT * FROM records WHERE id IN ({marks})", chosen).fetchall()
-        records = {row["id"]: record_from_row(row) for row in rows}
+        with self._index_lock:  # guards the columns as well as the index
+            self._sync()
+            columns = self._columns
+            mask = columns.mask(agent, kinds, since, until)
+            ranked = self._rank(query_vector, k, weights, now, mask)
+            if ranked is None:
+                return []
+            pool, (score, recency, importance, relevance) = ranked
+            top = np.lexsort((pool, -score))[:k]  # ties: the older record first
+            chosen = [int(i) for i in columns.ids[pool[top]]]
+        records = self._touch(chosen, now)
         return [
             Retrieved(
-                record=records[int(pool.ids[i])],
+                record=records[record_id],
                 score=float(score[i]),
                 recency=float(recency[i]),
                 importance=float(importance[i]),
                 relevance=float(relevance[i]),
             )
-            for i in top
+            for record_id, i in zip(chosen, top, strict=True)
         ]
 
-    def _everyone(
-        self, query_vector: Vectors | None, clauses: str, params: tuple[object, ...]
-    ) -> _Pool:
-        """Every record that passes the filters, with relevance from the (exact) index."""
-        with self._lock:
-            light = self._db.execute(
-                f"SELECT id, importance, accessed_at FROM records {clauses}", params
-            ).fetchall()
-        pool = _Pool.of(light)
-        if query_vector is None or not len(pool.ids):
-            return pool
-        with self._index_lock:
-            found, sims = self.index.search(query_vector, len(self.index))
-        order = np.argsort(found)
-        pool.cosine = sims[order][np.searchsorted(found[order], pool.ids)].astype(np.float64)
-        return pool
-
-    def _bounds(self, clauses: str, params: tuple[object, ...]) -> tuple[float, ...]:
-        """Lowest and highest importance and access time over the filtered records."""
-        found = []
-        with self._lock:  # one aggregate a query, so SQLite answers each from an index
-            for aggregate in ("importance", "accessed_at"):
-                for fn in ("MIN", "MAX"):
-                    query = f"SELECT {fn}({aggregate}) FROM records {clauses}"
-                    found.append(float(self._db.execute(query, params).fetchone()[0]))
-        return tuple(found)
-
-    def _threshold(
+    def _rank(
         self,
         query_vector: Vectors | None,
         k: int,
         weights: RetrievalWeights,
         now: float,
-        clauses: str,
-        params: tuple[object, ...],
-    ) -> tuple[_Pool, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
-        """Fagin's threshold algorithm over three sorted lists: the nearest by relevance (the
-        ANN index), the most important and the most recently accessed (SQLite indexes). The
-        pools double until no record outside them could outscore the k-th best inside."""
-        bounds = self._bounds(clauses, params)
-        lowest = None
-        if query_vector is not None:  # the farthest record is the nearest to -query
-            with self._index_lock:
-                _, lowest = self.index.search(-query_vector, 1)
-        n = max(self.candidates, 2 * k)
-        while True:
-            pool, edges = self._pools(query_vector, n, clauses, params)
-            cosine_range = None
-            if lowest is not None and len(lowest) and pool.cosine is not None:
-                cosine_range = (-float(lowest[0]), max(edges[3], float(pool.cosine.max())))
-            terms = _terms(pool, weights, now, bounds, cosine_range=cosine_range)
-            score = terms[0]
-            exhausted = n >= len(self.index)  # every record was in some list
-            if len(score) >= k and not exhausted:
-                kth = float(np.sort(score)[-k])
-                importance_edge, accessed_edge, cosine_edge, _, tie_accessed = edges
-                # A record in none of the lists is either as important as the importance
-                # list's edge but accessed no later than that edge record (the list is ordered
-                # by importance, then access), or less important; and no more recent or
-                # relevant than the other lists' edges. Integer importance: "less" is -1.
-                unseen = _terms(
-                    _Pool(
-                        ids=np.zeros(2, dtype=np.int64),
-                        importance=np.array([importance_edge, importance_edge - 1]),
-                        accessed=np.array([min(tie_accessed, accessed_edge), accessed_edge]),
-                        cosine=None if pool.cosine is None else np.full(2, cosine_edge),
-                    ),
-                    weights,
-                    now,
-                    bounds,
-                    cosine_range=cosine_range,
-                )[0].max()
-                if kth >= unseen:
-                    return pool, terms
-            elif exhausted or not len(score):
-                return pool, terms
-            n *= 2
+        mask: np.ndarray | None,
+    ) -> tuple[np.ndarray, _Terms] | None:
+        """Candidates (positions in the columns) that hold the k best records that pass
+        `mask`, and their terms; None if no record passes."""
+        columns = self._columns
+        passing = columns.n if mask is None else int(np.count_nonzero(mask))
+        if not passing:
+            return None
+        columns.tidy()
+        scale = _Scale(weights, now, *columns.bounds(mask))
+        if query_vector is None:  # recency and importance alone: the heads of the runs
+            pool = columns.best(k, mask)
+            return pool, scale.terms(columns.importance[pool], columns.accessed[pool], None)
+        if passing <= self.ann_from:
+            return self._everyone(query_vector, scale, mask)
+        return self._threshold(query_vector, k, scale, mask, passing)
 
-    def _pools(
-        self, query_vector: Vectors | None, n: int, clauses: str, params: tuple[object, ...]
-    ) -> tuple[_Pool, tuple[float, float, float, float, float]]:
-        """The top n of each list, each list's value at its edge (what any record left out of
-        that list is at most), the highest cosine, and the importance edge's access time."""
-        cosines: dict[int, float] = {}
-        cosine_edge = cosine_top = -1.0
-        if query_vector is not None:
-            with self._index_lock:
-                found, sims = self.index.search(query_vector, n * 10 if params else n)
-            cosines = dict(zip(found.tolist(), sims.astype(np.float64).tolist(), strict=True))
-            if len(sims):
-                cosine_edge, cosine_top = float(sims[-1]), float(sims[0])
-        wanted = set(cosines)
-        edges = []
-        with self._lock:
-            for order in ("importance DESC, accessed_at DESC", "accessed_at DESC"):
-                rows = self._db.execute(
-                    f"SELECT id, importance, accessed_at FROM records {clauses} "
-                    f"ORDER BY {order} LIMIT ?",
-                    (*params, n),
-                ).fetchall()
-                wanted.update(row[0] for row in rows)
-                edges.append(rows[-1] if rows else None)
-            marks = ", ".join("?" for _ in wanted)
-            where = f"{clauses} AND id IN ({marks})" if clauses else f"WHERE id IN ({marks})"
-            light = self._db.execute(
-                f"SELECT id, importance, accessed_at FROM records {where}", (*params, *wanted)
-            ).fetchall()
-        pool = _Pool.of(light)
-        if query_vector is not None:
-            missing = np.array([i for i in pool.ids.tolist() if i not in cosines], dtype=np.int64)
-            with self._index_lock:
-                vectors = self.index.vectors(missing)
-            cosines.update(zip(missing.tolist(), (vectors @ query_vector).tolist(), strict=True))
-            pool.cosine = np.array([cosines[i] for i in pool.ids.tolist()], dtype=np.float64)
-        by_importance, by_recency = edges
-        return pool, (
-            float(by_importance[1]) if by_importance else 0.0,
-            float(by_recency[2]) if by_recency else 0.0,
-            cosine_edge,
-            cosine_top,
-            float(by_importance[2]) if by_importance else 0.0,
-        )
+    def _everyone(
+        self, query_vector: Vectors, scale: _Scale, mask: np.ndarray | None
+    ) -> tuple[np.ndarray, _Terms]:
+        """Every record that passes `mask`, scored."""
+        columns = self._columns
+        pool = np.arange(columns.n) if mask is None else np.flatnonzero(mask)
+        cosine = self.index.similarities(query_vector, columns.ids[pool]).astype(np.float64)
+        scale.cosine = (float(cosine.min()), float(cosine.max()))
+        return pool, scale.terms(columns.importance[pool], columns.accessed[pool], cosine)
+
+    def _threshold(
+        self,
+        query_vector: Vectors,
+        k: int,
+        scale: _Scale,
+        mask: np.ndarray | None,
+        passing: int,
+    ) -> tuple[np.ndarray, _Terms]:
+        """A threshold algorithm over two sorted lists: the records nearest the query (the ANN
+        index) and the records best by recency and importance together (the columns' runs).
+
+        The index's list, `depth` long, is scored; its k-th best score is a floor the answer
+        reaches. A record outside that list is no more relevant than the list's last record,
+        so it can only reach the floor if its recency and importance part exceeds the floor
+        less that relevance: the runs give every such record at once, and those are scored
+        too. If there are too many of them (`EXACT_PER_DEPTH` times the depth: more than a
+        deeper search would cost), the list doubles instead."""
+        # Start as deep as recent retrievals needed (a store's need grows with its size, and
+        # each doubling repeats the search), and deep enough to hold k passing records.
+        least = max(self.candidates, 2 * k)
+        depth = max(least, sorted(self._depths)[len(self._depths) // 2] if self._depths else 0)
+        depth = max(depth, 2 * k * self._columns.n // passing)
+        if passing <= EXACT_PER_DEPTH * depth:  # a filter few pass: score them all
+            return self._everyone(query_vector, scale, mask)
+        # The lowest cosine, from a second search, runs on another core meanwhile: two walks
+        # through a large index are both slow when it is out of the CPU caches.
+        if self._helper is None:
+            self._helper = ThreadPoolExecutor(1, thread_name_prefix="autonoma-memory")
+        lowest = self._helper.submit(self._lowest, query_vector, mask, passing)
+        try:
+            return self._threshold_with(query_vector, k, scale, mask, passing, lowest, least, depth)
+        finally:
+            wait([lowest])  # the index may change once the caller lets go of its lock
+
+    def _lowest(self, query_vector: Vectors, mask: np.ndarray | None, passing: int) -> float | None:
+        """The lowest cosine of a passing record: the first passing one of the list nearest
+        to -query (None: too few pass to find one that way)."""
+        columns, index = self._columns, self.index
+        depth = 1 if mask is None else FAR_LIST
+        while True:
+            ids, sims = index.search(-query_vector.reshape(-1), depth, ef=FAR_EF)
+            positions, ok = columns.positions(ids)
+            if mask is not None:
+                ok &= mask[positions]
+            if ok.any():
+                return -float(sims[ok][0])
+            if EXACT_PER_DEPTH * depth >= passing or len(ids) >= len(index):
+                return None
+            depth *= 4
+
+    def _threshold_with(
+        self,
+        query_vector: Vectors,
+        k: int,
+        scale: _Scale,
+        mask: np.ndarray | None,
+        passing: int,
+        lowest: Future[float | None],
+        least: int,
+        depth: int,
+    ) -> tuple[np.ndarray, _Terms]:
+        columns, index = self._columns, self.index
+        query = query_vector.reshape(-1)
+        while True:
+            ids, sims = index.search(query, depth, ef=depth)
+            # The relevance range over the passing records: the highest is the first passing
+            # record of this list, the lowest from the other search.
+            far = lowest.result()
+            if far is None:
+                return self._everyone(query_vector, scale, mask)
+            positions, ok = columns.positions(ids)
+            if mask is not None:
+                ok &= mask[positions]
+            listed = np.flatnonzero(ok)  # the passing records' places in the list
+            pool, cosine = positions[listed], sims[listed].astype(np.float64)
+            high = float(cosine[0]) if len(cosine) else float(sims[0])
+            scale.cosine = (min(far, float(cosine.min(initial=high))), high)
+            if len(ids) >= len(index):  # the list holds every record
+                break
+            if passing <= EXACT_PER_DEPTH * depth:  # cheaper than searching deeper
+                return self._everyone(query_vector, scale, mask)
+            score = scale.terms(columns.importance[pool], columns.accessed[pool], cosine)[0]
+            more = self._beyond(scale, k, mask, passing, sims, listed, score, depth)
+            if more is not None:
+                # How deep the list had to be: its first half, a quarter, ... may have done.
+                needed = depth
+                while needed // 2 >= least and (
+                    self._beyond(scale, k, mask, passing, sims, listed, score, needed // 2)
+                    is not None
+                ):
+                    needed //= 2
+                self._depths.append(needed)
+                more = more[~np.isin(more, pool, assume_unique=True)]
+                found = index.similarities(query, columns.ids[more]).astype(np.float64)
+                pool = np.concatenate([pool, more])
+                cosine = np.concatenate([cosine, found])
+                break
+            depth *= 2
+        # A record the index missed may lie outside the range found so far.
+        low, high = scale.cosine
+        scale.cosine = (min(low, float(cosine.min())), max(high, float(cosine.max())))
+        return pool, scale.terms(columns.importance[pool], columns.accessed[pool], cosine)
+
+    def _beyond(
+        self,
+        scale: _Scale,
+        k: int,
+        mask: np.ndarray | None,
+        passing: int,
+        sims: np.ndarray,
+        listed: np.ndarray,
+        score: np.ndarray,
+        depth: int,
+    ) -> np.ndarray | None:
+        """The records outside the nearest list's first `depth` that could still beat the k-th
+        best passing record inside it (no more relevant than the list's last record, they
+        must beat it on recency and importance), or None if there are more than scoring them
+        is worth (`EXACT_PER_DEPTH` a place of depth) or fewer than k inside."""
+        inside = listed < depth
+        if np.count_nonzero(inside) < k:
+            return None
+        floor = float(np.partition(score[inside], -k)[-k])
+        needed = floor - scale.weights.relevance * scale.relevance(float(sims[depth - 1]))
+        columns = self._columns
+        return columns.above(scale, needed, mask, EXACT_PER_DEPTH * depth * columns.n // passing)
+
+    def _touch(self, chosen: list[int], now: float) -> dict[int, MemoryRecord]:
+        """Set the chosen records' last access to now (in SQLite, the access log and the
+        columns) and read them."""
+        marks = ", ".join("?" for _ in chosen)
+        with self._tx() as db:
+            (last,) = db.execute("SELECT COALESCE(MAX(seq), 0) FROM accesses").fetchone()
+            db.execute(f"UPDATE records SET accessed_at = ? WHERE id IN ({marks})", (now, *chosen))
+            db.executemany(
+                "INSERT INTO accesses (seq, id, accessed_at) VALUES (?, ?, ?)",
+                [(last + 1 + i, record_id, now) for i, record_id in enumerate(chosen)],
+            )
+            end = last + len(chosen)
+            if end // ACCESS_LOG_TRIM != last // ACCESS_LOG_TRIM:
+                db.execute("DELETE FROM accesses WHERE seq <= ?", (end - ACCESS_LOG_KEEP,))
+            rows = db.execute(f"SELECT * FROM records WHERE id IN ({marks})", chosen).fetchall()
+        self._wrote(2 + len(chosen))  # a page a record, and the log's
+        with self._index_lock:
+            self._columns.touch(np.array(chosen, dtype=np.int64), np.full(len(chosen), now))
+            if self._columns.seq == last:  # no other connection logged in between
+                self._columns.seq = end
+        return {row["id"]: record_from_row(row) for row in rows}
+
+    def _wrote(self, pages: int) -> None:
+        """After a write transaction of about this many pages: once CHECKPOINT_PAGES have
+        been written, copy the write-ahead log back into the database on the checkpoint
+        thread. Left to SQLite, the commit that takes the log past 1,000 pages would do it,
+        two fsyncs included: 10 to 20 ms added to about one retrieval in a hundred."""
+        self._unchecked += pages
+        if self._unchecked >= CHECKPOINT_PAGES:
+            self._unchecked = 0
+            self._checkpoints.submit(self._checkpoint)
+
+    def _checkpoint(self, *, close: bool = False) -> None:
+        """On the checkpoint thread, with a connection of its own: PASSIVE waits for no reader
+        or writer."""
+        if close:
+            if self._checkpointer is not None:
+                self._checkpointer.close()
+            return
+        if self._checkpointer is None:
+            self._checkpointer = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+        self._checkpointer.execute("PRAGMA wal_checkpoint(PASSIVE)")
 
     # -- reading by time (reflection and working memory use these) ------------------------
 
@@ -564,55 +737,334 @@ class MemoryStream:
         return int(total)
 
 
+# Each candidate's score, recency, importance and relevance.
+_Terms = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
 @dataclass
-class _Pool:
-    """Candidates as columns."""
+class _Scale:
+    """One retrieval's normalisation: each term's lowest and highest value over every record
+    that passes the filters, so a candidate scores as it would among all of them."""
 
-    ids: np.ndarray
-    importance: np.ndarray
-    accessed: np.ndarray
-    cosine: np.ndarray | None = None
+    weights: RetrievalWeights
+    now: float
+    importance_range: tuple[float, float]
+    accessed_range: tuple[float, float]  # oldest and newest last access
+    cosine: tuple[float, float] | None = None  # None: no query, relevance counts nothing
 
-    @classmethod
-    def of(cls, rows: list[sqlite3.Row]) -> _Pool:
-        return cls(
-            ids=np.array([r[0] for r in rows], dtype=np.int64),
-            importance=np.array([r[1] for r in rows], dtype=np.float64),
-            accessed=np.array([r[2] for r in rows], dtype=np.float64),
+    def fresh(self, accessed: np.ndarray) -> np.ndarray:
+        return np.asarray(
+            self.weights.decay_per_hour ** (np.maximum(0.0, self.now - accessed) / HOUR)
         )
 
+    def partial(self, importance: np.ndarray, accessed: np.ndarray) -> np.ndarray:
+        """The recency and importance part of the score."""
+        oldest, newest = self.fresh(np.array(self.accessed_range))
+        recency = _min_max(self.fresh(accessed), float(oldest), float(newest))
+        w = self.weights
+        return w.recency * recency + w.importance * _min_max(importance, *self.importance_range)
 
-def _terms(
-    pool: _Pool,
-    weights: RetrievalWeights,
-    now: float,
-    bounds: tuple[float, ...] | None,
-    *,
-    cosine_range: tuple[float, float] | None = None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Score, recency, importance and relevance of each candidate. With `bounds` (lowest and
-    highest importance and access time over every filtered record) and `cosine_range`, the
-    terms are normalised as exact scoring over all records would; without, over the pool."""
-    decay = weights.decay_per_hour
+    def relevance(self, cosine: float) -> float:
+        assert self.cosine is not None
+        return float(_min_max(np.array([cosine]), *self.cosine)[0])
 
-    def fresh(accessed: np.ndarray | float) -> np.ndarray:
-        return np.asarray(decay ** (np.maximum(0.0, now - np.asarray(accessed)) / HOUR))
+    def terms(
+        self, importance: np.ndarray, accessed: np.ndarray, cosine: np.ndarray | None
+    ) -> _Terms:
+        oldest, newest = self.fresh(np.array(self.accessed_range))
+        recency = _min_max(self.fresh(accessed), float(oldest), float(newest))
+        importance = _min_max(importance.astype(np.float64), *self.importance_range)
+        if cosine is None or self.cosine is None:
+            relevance, w_relevance = np.zeros(len(importance)), 0.0
+        else:
+            relevance, w_relevance = _min_max(cosine, *self.cosine), self.weights.relevance
+        w = self.weights
+        score = w.recency * recency + w.importance * importance + w_relevance * relevance
+        return score, recency, importance, relevance
 
-    if bounds is None:
-        recency = _min_max(fresh(pool.accessed))
-        importance = _min_max(pool.importance)
-    else:
-        low_i, high_i, oldest, newest = bounds
-        recency = _min_max(fresh(pool.accessed), float(fresh(oldest)), float(fresh(newest)))
-        importance = _min_max(pool.importance, low_i, high_i)
-    if pool.cosine is None:
-        relevance = np.zeros(len(pool.ids))
-        w_relevance = 0.0
-    else:
-        relevance = _min_max(pool.cosine, *(cosine_range or (None, None)))
-        w_relevance = weights.relevance
-    score = weights.recency * recency + weights.importance * importance + w_relevance * relevance
-    return score, recency, importance, relevance
+    def accessed_floor(self, importance: float, needed: float) -> float:
+        """The last access after which a record of this importance has a recency and
+        importance part above `needed` (-inf: every one has; inf: none has). It errs early:
+        a record let in by rounding is only scored, never one left out."""
+        w = self.weights
+        base = w.importance * float(_min_max(np.array([importance]), *self.importance_range)[0])
+        rest = needed - base - 1e-9  # what the recency part must exceed
+        low, high = (float(f) for f in self.fresh(np.array(self.accessed_range)))
+        if w.recency <= 0 or high - low < 1e-12:  # recency adds the same to every record
+            same = 0.0 if w.recency <= 0 else 0.5 * w.recency
+            return -math.inf if same > rest else math.inf
+        fresh = low + rest / w.recency * (high - low)  # decay ** hours must exceed this
+        if fresh < low or fresh <= 0:
+            return -math.inf
+        if fresh >= 1:
+            return math.inf
+        return self.now - HOUR * math.log(fresh) / math.log(w.decay_per_hour)
+
+
+def _grown(array: np.ndarray, size: int) -> np.ndarray:
+    """`array` with room for `size` entries (doubling, so appends cost O(1) each)."""
+    if size <= len(array):
+        return array
+    grown = np.empty(max(size, 2 * len(array), 1024), dtype=array.dtype)
+    grown[: len(array)] = array
+    return grown
+
+
+class _Columns:
+    """Every record's scoring columns (id, importance, last access, creation time, owner,
+    kind) in memory, in id order: retrieval ranks and normalises from these instead of asking
+    SQLite. `MemoryStream._sync` keeps them in step: records written since (by id), and
+    access times other connections set since (from the `accesses` log). Only the access time
+    of a record ever changes.
+
+    For the threshold algorithm, `order` lists positions by importance (highest first), then
+    by last access (latest first): each importance is one run of it, and along a run the
+    recency and importance part of the score only falls, so a run's head holds its best. A
+    record whose access time changed since the sort, or that came since, is 'loose': its place
+    in `order` (if any) is stale and skipped, and it is looked at one by one. Past
+    `LOOSE_MAX` loose records, they are merged back into `order`."""
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.seq = 0  # the last entry of the access log taken in
+        self.agents: dict[str, int] = {}
+        self.kinds: dict[str, int] = {}
+        self._ids = np.empty(0, dtype=np.int64)
+        self._agent = np.empty(0, dtype=np.int32)
+        self._kind = np.empty(0, dtype=np.int16)
+        self._created = np.empty(0, dtype=np.float64)
+        self._accessed = np.empty(0, dtype=np.float64)
+        self._importance = np.empty(0, dtype=np.int16)
+        self._bounds: tuple[tuple[float, float], tuple[float, float]] | None = None
+        self.order = np.empty(0, dtype=np.int64)
+        self.order_neg_accessed = np.empty(0, dtype=np.float64)  # -access time, at the sort
+        self.runs: list[tuple[int, int, int]] = []  # (importance, start, end) in order
+        self.sorted_n = 0  # positions from here on came after the sort: loose
+        self._loose = np.zeros(0, dtype=bool)  # of positions in order: changed since the sort
+        self._changed = np.empty(0, dtype=np.int64)  # those positions
+
+    @property
+    def ids(self) -> np.ndarray:
+        return self._ids[: self.n]
+
+    @property
+    def max_id(self) -> int:
+        return int(self._ids[self.n - 1]) if self.n else 0
+
+    @property
+    def importance(self) -> np.ndarray:
+        return self._importance[: self.n]
+
+    @property
+    def accessed(self) -> np.ndarray:
+        return self._accessed[: self.n]
+
+    def extend(self, rows: Iterable[tuple[int, str, str, float, float, int]]) -> None:
+        """Append records (id, agent, kind, created_at, accessed_at, importance) in id order."""
+        agents, kinds = self.agents, self.kinds
+        new = np.fromiter(
+            (
+                (i, agents.setdefault(a, len(agents)), kinds.setdefault(k, len(kinds)), c, t, m)
+                for i, a, k, c, t, m in rows
+            ),
+            dtype=_ROW,
+        )
+        if not len(new):
+            return
+        start, end = self.n, self.n + len(new)
+        for name in ("ids", "agent", "kind", "created", "accessed", "importance"):
+            column = _grown(getattr(self, f"_{name}"), end)
+            column[start:end] = new[name]
+            setattr(self, f"_{name}", column)
+        self.n = end
+        if self._bounds is not None:
+            (low_i, high_i), (oldest, newest) = self._bounds
+            self._bounds = (
+                (
+                    min(low_i, float(new["importance"].min())),
+                    max(high_i, float(new["importance"].max())),
+                ),
+                (
+                    min(oldest, float(new["accessed"].min())),
+                    max(newest, float(new["accessed"].max())),
+                ),
+            )
+
+    def positions(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Where these ids are, and which of them are here at all."""
+        if not self.n:
+            return np.zeros(len(ids), dtype=np.int64), np.zeros(len(ids), dtype=bool)
+        if self.max_id == self.n:  # ids 1 to n, none missing: the usual case
+            ok = (ids >= 1) & (ids <= self.n)
+            return np.where(ok, ids - 1, 0), ok
+        at = np.minimum(np.searchsorted(self.ids, ids), self.n - 1)
+        return at, self.ids[at] == ids
+
+    def touch(self, ids: np.ndarray, accessed: np.ndarray) -> None:
+        """Set these records' last access (ids not here yet are skipped: they are read with
+        their current access time when they come)."""
+        at, ok = self.positions(ids)
+        at, accessed = at[ok], accessed[ok]
+        if not len(at):
+            return
+        if self._bounds is not None:
+            importance, (oldest, newest) = self._bounds
+            if float(self._accessed[at].min()) <= oldest:  # the oldest may be gone
+                self._bounds = None
+            else:
+                newest = max(newest, float(accessed.max()))
+                self._bounds = importance, (min(oldest, float(accessed.min())), newest)
+        self._accessed[at] = accessed
+        placed = at[at < self.sorted_n]
+        placed = np.unique(placed[~self._loose[placed]])
+        self._loose[placed] = True
+        self._changed = np.concatenate([self._changed, placed])
+
+    def reload_accessed(self, rows: list[tuple[int, float]]) -> None:
+        """Every access time anew (after missing some of the log); the order is rebuilt."""
+        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        at, ok = self.positions(ids)
+        self._accessed[at[ok]] = np.fromiter((r[1] for r in rows), np.float64, len(rows))[ok]
+        self._bounds = None
+        self.order, self.runs, self.sorted_n = np.empty(0, dtype=np.int64), [], 0
+        self._loose, self._changed = np.zeros(0, dtype=bool), np.empty(0, dtype=np.int64)
+
+    def mask(
+        self,
+        agent: str | None,
+        kinds: Sequence[Kind] | None,
+        since: float | None,
+        until: float | None,
+    ) -> np.ndarray | None:
+        """Which records pass the filters (None: no filter, all do)."""
+        if agent is None and not kinds and since is None and until is None:
+            return None
+        mask = np.ones(self.n, dtype=bool)
+        if agent is not None:
+            if agent not in self.agents:
+                return np.zeros(self.n, dtype=bool)
+            mask &= self._agent[: self.n] == self.agents[agent]
+        if kinds:
+            wanted = np.zeros(len(self.kinds) + 1, dtype=bool)
+            wanted[[self.kinds[kind] for kind in kinds if kind in self.kinds]] = True
+            mask &= wanted[self._kind[: self.n]]
+        if since is not None:
+            mask &= self._created[: self.n] >= since
+        if until is not None:
+            mask &= self._created[: self.n] <= until
+        return mask
+
+    def bounds(self, mask: np.ndarray | None) -> tuple[tuple[float, float], tuple[float, float]]:
+        """The lowest and highest importance and last access of the records that pass."""
+        if mask is not None:
+            importance, accessed = self.importance[mask], self.accessed[mask]
+        elif self._bounds is not None:
+            return self._bounds
+        else:
+            importance, accessed = self.importance, self.accessed
+        found = (
+            (float(importance.min()), float(importance.max())),
+            (float(accessed.min()), float(accessed.max())),
+        )
+        if mask is None:
+            self._bounds = found
+        return found
+
+    def loose(self) -> np.ndarray:
+        return np.concatenate([self._changed, np.arange(self.sorted_n, self.n)])
+
+    def tidy(self) -> None:
+        """Merge the loose records back into the order once there are many."""
+        if len(self._changed) + self.n - self.sorted_n <= LOOSE_MAX:
+            return
+        importance, accessed = self.importance, self.accessed
+        if self.sorted_n < self.n // 2:  # mostly unsorted (a store just opened): sort it all
+            order = np.lexsort((-accessed, -importance))
+            neg_accessed = -accessed[order]
+        else:
+            # Both the order without its stale places and the loose records (sorted) are
+            # ordered by importance then access: merge them, run by run.
+            keep = ~self._loose[self.order]
+            clean, clean_neg = self.order[keep], self.order_neg_accessed[keep]
+            extra = self.loose()
+            extra = extra[np.lexsort((-accessed[extra], -importance[extra]))]
+            extra_importance, extra_neg = importance[extra], -accessed[extra]
+            at = np.empty(len(extra), dtype=np.int64)
+            start = 0
+            spans = {}
+            for level, begin, end in self.runs:
+                kept = int(np.count_nonzero(keep[begin:end]))
+                spans[level] = (start, start + kept)
+                start += kept
+            for level in np.unique(extra_importance):
+                chosen = extra_importance == level
+                if int(level) in spans:
+                    begin, end = spans[int(level)]
+                    at[chosen] = begin + np.searchsorted(
+                        clean_neg[begin:end], extra_neg[chosen], side="right"
+                    )
+                else:  # a new importance: after every run of a higher one
+                    at[chosen] = sum(e - b for lv, (b, e) in spans.items() if lv > level)
+            order = np.insert(clean, at, extra)
+            neg_accessed = np.insert(clean_neg, at, extra_neg)
+        levels = importance[order]
+        cuts = np.flatnonzero(np.diff(levels)) + 1
+        starts = np.concatenate([[0], cuts])
+        ends = np.concatenate([cuts, [len(order)]])
+        self.runs = [(int(levels[s]), int(s), int(e)) for s, e in zip(starts, ends, strict=True)]
+        self.order, self.order_neg_accessed = order, neg_accessed
+        self.sorted_n = self.n
+        self._loose = np.zeros(self.n, dtype=bool)
+        self._changed = np.empty(0, dtype=np.int64)
+
+    def _head(self, start: int, end: int, count: int, mask: np.ndarray | None) -> np.ndarray:
+        """The first `count` records of order[start:end] that are in place and pass."""
+        step = max(count, 16)
+        while True:
+            chunk = self.order[start : min(end, start + step)]
+            chunk = chunk[~self._loose[chunk]]
+            if mask is not None:
+                chunk = chunk[mask[chunk]]
+            if len(chunk) >= count or start + step >= end:
+                return chunk[:count]
+            step *= 4
+
+    def best(self, k: int, mask: np.ndarray | None) -> np.ndarray:
+        """Records that hold the k best by recency and importance: each run's k first and
+        the loose (any other record has k better in its own run)."""
+        loose = self.loose()
+        if mask is not None:
+            loose = loose[mask[loose]]
+        heads = [self._head(start, end, k, mask) for _, start, end in self.runs]
+        return np.concatenate([*heads, loose])
+
+    def above(
+        self, scale: _Scale, needed: float, mask: np.ndarray | None, limit: int
+    ) -> np.ndarray | None:
+        """Every record that passes whose recency and importance part exceeds `needed`, or
+        None if the runs hold more than `limit` candidates for it."""
+        parts = []
+        total = 0
+        for level, start, end in self.runs:
+            floor = scale.accessed_floor(level, needed)
+            if floor == math.inf:
+                continue
+            count = end - start
+            if floor > -math.inf:  # the run is sorted by -access: those accessed after floor
+                run = self.order_neg_accessed[start:end]
+                count = int(np.searchsorted(run, -floor, side="left"))
+            total += count
+            if total > limit:
+                return None
+            parts.append(self.order[start : start + count])
+        head = np.concatenate([*parts, np.empty(0, dtype=np.int64)])
+        head = head[~self._loose[head]]
+        loose = self.loose()
+        if len(loose):
+            part = scale.partial(self.importance[loose], self.accessed[loose])
+            loose = loose[part > needed - 1e-9]
+        found = np.concatenate([head, loose])
+        return found if mask is None else found[mask[found]]
 
 
 def _filters(
@@ -636,6 +1088,18 @@ def _filters(
         clauses.append("created_at <= ?")
         params.append(until)
     return ("WHERE " + " AND ".join(clauses) if clauses else ""), tuple(params)
+
+
+_ROW = np.dtype(
+    [
+        ("ids", np.int64),
+        ("agent", np.int32),
+        ("kind", np.int16),
+        ("created", np.float64),
+        ("accessed", np.float64),
+        ("importance", np.int16),
+    ]
+)
 
 
 def _min_max(values: np.ndarray, low: float | None = None, high: float | None = None) -> np.ndarray:
