@@ -29,7 +29,7 @@ from autonoma.memory.context import (
     RollingSummary,
     assemble,
 )
-from autonoma.memory.importance import HeuristicRater
+from autonoma.memory.importance import HeuristicRater, ImportanceRater
 from autonoma.memory.summary import Summariser
 from autonoma.runtime.budget import BudgetLimits, BudgetSpent, describe_left, exhausted
 from autonoma.runtime.store import EventRecord, RunRecord, RunStatus, RunStore, StepRecord
@@ -214,7 +214,7 @@ class Agent:
         steps: list[StepRecord],
         spent: BudgetSpent,
         at: _Remembered,
-        rater: HeuristicRater | None = None,
+        rater: ImportanceRater | None = None,
     ) -> None:
         assert self.memory is not None
         records = await self.memory.save_steps(steps, spent, rater=rater)
@@ -262,7 +262,6 @@ class Agent:
         unsaved = [s for s in aged if s.n > at.saved_upto]
         if self.memory is not None and unsaved:
             await self._save(run.id, unsaved, spent, at)
-            recalled = await self._recollection(run, steps)
         return self.assemble(run, identity, workspace, steps, spent, at.summary, recalled)
 
     async def _recollection(self, run: RunRecord, steps: list[StepRecord]) -> Recollection | None:

@@ -14,8 +14,8 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from autonoma.memory.context import Recollection
-from autonoma.memory.importance import ImportanceRater
+from autonoma.memory.context import Recollection, one_line
+from autonoma.memory.importance import ImportanceRater, add_rated
 from autonoma.memory.reflection import ReflectionOutcome, Reflector
 from autonoma.memory.stream import MemoryRecord, MemoryStream, NewRecord, Retrieved
 from autonoma.runtime.budget import BudgetSpent
@@ -58,10 +58,7 @@ class AgentMemory:
         new = [record for step in steps for record in self._records_of(step)]
         if not new:
             return 0
-        scores = await (rater or self.rater).rate(new, spent)
-        rated = [r.model_copy(update={"importance": s}) for r, s in zip(new, scores, strict=True)]
-        await self.stream.add_many(rated)
-        return len(rated)
+        return len(await add_rated(self.stream, rater or self.rater, new, spent))
 
     def _records_of(self, step: StepRecord) -> list[NewRecord]:
         if step.status == "invalid" or not step.command:
@@ -88,10 +85,8 @@ class AgentMemory:
     async def remember(self, text: str, spent: BudgetSpent) -> MemoryRecord:
         """A note the agent chose to keep (the `remember` command)."""
         new = NewRecord(agent=self.agent, run_id=self.run_id, kind="thought", text=text)
-        (score,) = await self.rater.rate([new], spent)
-        return await self.stream.add(
-            self.agent, text, kind="thought", importance=score, run_id=self.run_id
-        )
+        (record,) = await add_rated(self.stream, self.rater, [new], spent)
+        return record
 
     async def recall(self, query: str, k: int = 5) -> list[Retrieved]:
         return await self.stream.retrieve(query, k, agent=self.agent)
@@ -106,15 +101,11 @@ class AgentMemory:
             task, self.settings.memories + len(shown), agent=self.agent
         )
         memories = [r.record for r in found if r.record.id not in shown][: self.settings.memories]
-        return Recollection(
-            reflections=[self._line(r) for r in reflections],
-            memories=[self._line(r) for r in memories],
-        )
-
-    def _line(self, record: MemoryRecord) -> str:
-        text = " ".join(record.text.split())
         limit = self.settings.record_chars
-        return text if len(text) <= limit else text[: limit - 3] + "..."
+        return Recollection(
+            reflections=[one_line(r.text, limit) for r in reflections],
+            memories=[one_line(r.text, limit) for r in memories],
+        )
 
     def reflection_due(self) -> bool:
         return self.reflector is not None and self.reflector.due(self.agent)

@@ -128,6 +128,12 @@ def _repeats(steps: Sequence[StepRecord]) -> dict[int, int]:
     return repeats
 
 
+def one_line(text: str, limit: int) -> str:
+    """The text on one line (whitespace collapsed), cut to `limit` characters with "..."."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
 def summary_line(step: StepRecord) -> str:
     if step.status == "invalid":
         return f"step {step.n}: invalid answer"
@@ -145,14 +151,9 @@ def build_context(
     closing: str,
     limits: ContextLimits = ContextLimits(),
     count: TokenCounter = rough_tokens,
-    *,
-    summary: RollingSummary | None = None,
-    recalled: Recollection | None = None,
 ) -> list[dict[str, Any]]:
-    """The messages for the next step (see `assemble`)."""
-    return assemble(
-        system_prompt, steps, closing, limits, count, summary=summary, recalled=recalled
-    ).messages
+    """The messages for the next step, without memory or a rolling summary (see `assemble`)."""
+    return assemble(system_prompt, steps, closing, limits, count).messages
 
 
 def assemble(

@@ -16,9 +16,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from autonoma.errors import ModelRefused, OutputInvalid
 from autonoma.llm import Model
-from autonoma.memory.stream import Kind, NewRecord
+from autonoma.llm.types import ModelResponse
+from autonoma.memory.asking import ask
+from autonoma.memory.context import one_line
+from autonoma.memory.stream import Kind, MemoryRecord, MemoryStream, NewRecord
 from autonoma.runtime.budget import BudgetSpent
 from autonoma.templating import render
 
@@ -116,24 +118,21 @@ class ModelRater(ImportanceRater):
             agent_name=self.persona.name,
             mundane=self.persona.mundane,
             poignant=self.persona.poignant,
-            texts=[_one_line(r.text, self.max_chars) for r in records],
+            texts=[one_line(r.text, self.max_chars) for r in records],
         )
-        try:
-            response = await self.model.request(
-                [{"role": "user", "content": prompt}],
-                output=ratings_schema(len(records)),
-                max_tokens=8 * len(records) + 32,
-                temperature=0.0,
-            )
-        except (OutputInvalid, ModelRefused) as error:
-            spent.charge(error.prompt_tokens, error.completion_tokens, error.cost_usd)
+        answer = await ask(
+            self.model,
+            prompt,
+            spent,
+            output=ratings_schema(len(records)),
+            max_tokens=8 * len(records) + 32,
+            temperature=0.0,
+        )
+        if not isinstance(answer, ModelResponse):
             self.fallbacks += 1
-            log.warning("importance rating failed (%s); rated by the heuristic instead", error)
+            log.warning("importance rating failed (%s); rated by the heuristic instead", answer)
             return [HeuristicRater.score(r.kind, r.text) for r in records]
-        spent.charge(
-            response.usage.prompt_tokens, response.usage.completion_tokens, response.cost_usd
-        )
-        return [int(x) for x in response.data["ratings"]]
+        return [int(x) for x in answer.data["ratings"]]
 
 
 def ratings_schema(n: int) -> dict[str, Any]:
@@ -151,6 +150,11 @@ def ratings_schema(n: int) -> dict[str, Any]:
     }
 
 
-def _one_line(text: str, limit: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+async def add_rated(
+    stream: MemoryStream, rater: ImportanceRater, records: Sequence[NewRecord], spent: BudgetSpent
+) -> list[MemoryRecord]:
+    """Store the records with the importance `rater` gives them."""
+    scores = await rater.rate(records, spent)
+    return await stream.add_many(
+        [r.model_copy(update={"importance": s}) for r, s in zip(records, scores, strict=True)]
+    )

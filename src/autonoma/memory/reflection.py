@@ -21,9 +21,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from autonoma.errors import ModelRefused, OutputInvalid
 from autonoma.llm import Model
-from autonoma.memory.importance import ImportanceRater, Persona
+from autonoma.llm.types import ModelResponse
+from autonoma.memory.asking import ask
+from autonoma.memory.context import one_line
+from autonoma.memory.importance import ImportanceRater, Persona, add_rated
 from autonoma.memory.stream import MemoryRecord, MemoryStream, NewRecord, record_from_row
 from autonoma.runtime.budget import BudgetSpent
 from autonoma.templating import render
@@ -112,11 +114,7 @@ class Reflector:
                         )
                     )
         if new:
-            scores = await self.rater.rate(new, spent)
-            rated = [
-                r.model_copy(update={"importance": s}) for r, s in zip(new, scores, strict=True)
-            ]
-            outcome.reflections = await self.stream.add_many(rated)
+            outcome.reflections = await add_rated(self.stream, self.rater, new, spent)
         return outcome
 
     def _fitting(
@@ -136,12 +134,7 @@ class Reflector:
         return kept[::-1] if keep_last else kept
 
     def _statements(self, records: Sequence[MemoryRecord]) -> list[str]:
-        limit = self.settings.statement_chars
-        out = []
-        for record in records:
-            text = " ".join(record.text.split())
-            out.append(text if len(text) <= limit else text[: limit - 3] + "...")
-        return out
+        return [one_line(record.text, self.settings.statement_chars) for record in records]
 
     async def _ask(
         self,
@@ -157,19 +150,12 @@ class Reflector:
             who=f"{self.persona.name} ({self.persona.description})",
             **values,
         )
-        try:
-            response = await self.model.request(
-                [{"role": "user", "content": prompt}], output=schema, max_tokens=700
-            )
-        except (OutputInvalid, ModelRefused) as error:
-            spent.charge(error.prompt_tokens, error.completion_tokens, error.cost_usd)
-            outcome.problems.append(f"{template}: {error}")
-            log.warning("reflection answer unusable (%s)", error)
+        answer = await ask(self.model, prompt, spent, output=schema, max_tokens=700)
+        if not isinstance(answer, ModelResponse):
+            outcome.problems.append(f"{template}: {answer}")
+            log.warning("reflection answer unusable (%s)", answer)
             return None
-        spent.charge(
-            response.usage.prompt_tokens, response.usage.completion_tokens, response.cost_usd
-        )
-        data: dict[str, Any] = response.data
+        data: dict[str, Any] = answer.data
         return data
 
 

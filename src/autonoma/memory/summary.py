@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from autonoma.llm import Model
+from autonoma.llm.types import ModelResponse
+from autonoma.memory.asking import ask
 from autonoma.memory.context import RollingSummary, step_text, summary_line
 from autonoma.runtime.budget import BudgetSpent
 from autonoma.runtime.store import StepRecord
@@ -27,8 +29,8 @@ class Summariser:
         goals: Sequence[str],
         spent: BudgetSpent,
     ) -> RollingSummary:
-        """The summary extended to the last of `steps`. An empty answer keeps the previous
-        summary and appends the steps' one-line summaries, so nothing is dropped silently."""
+        """The summary extended to the last of `steps`. An empty or refused answer keeps the
+        previous summary and appends the steps' one-line summaries, so nothing is dropped."""
         upto = steps[-1].n
         prompt = render(
             "autonoma.memory",
@@ -40,15 +42,10 @@ class Summariser:
             upto=upto,
             words=self.words,
         )
-        response = await self.model.request(
-            [{"role": "user", "content": prompt}],
-            max_tokens=int(self.words * 1.6) + 16,
-            temperature=0.2,
+        answer = await ask(
+            self.model, prompt, spent, max_tokens=int(self.words * 1.6) + 16, temperature=0.2
         )
-        spent.charge(
-            response.usage.prompt_tokens, response.usage.completion_tokens, response.cost_usd
-        )
-        text = response.text.strip()
+        text = answer.text.strip() if isinstance(answer, ModelResponse) else ""
         if not text:
             lines = [previous.text] if previous else []
             text = "\n".join(lines + [summary_line(s) for s in steps])
