@@ -31,7 +31,13 @@ from autonoma.memory.context import (
 )
 from autonoma.memory.importance import HeuristicRater, ImportanceRater
 from autonoma.memory.summary import Summariser
-from autonoma.runtime.budget import BudgetLimits, BudgetSpent, describe_left, exhausted
+from autonoma.runtime.budget import (
+    BudgetLimits,
+    BudgetSpent,
+    SharedBudget,
+    describe_left,
+    exhausted,
+)
 from autonoma.runtime.store import EventRecord, RunRecord, RunStatus, RunStore, StepRecord
 from autonoma.templating import render
 from autonoma.tools import Risk, ToolContext, ToolRegistry, ToolResult, Workspace
@@ -129,14 +135,17 @@ class Agent:
 
     # -- the run --------------------------------------------------------------------------
 
-    async def run(self, run_id: str) -> RunOutcome:
-        """Run (or resume) a stored run until it completes, spends its budget, or is stopped."""
+    async def run(self, run_id: str, *, within: SharedBudget | None = None) -> RunOutcome:
+        """Run (or resume) a stored run until it completes, spends its budget, or is stopped.
+        A run doing one task of a larger run also draws on that run's budget, `within`."""
         run = await asyncio.to_thread(self.store.get_run, run_id)
         identity = AgentIdentity.model_validate(run.identity)
         workspace = Workspace(Path(run.workspace))
         context = ToolContext(workspace=workspace)
         steps = await asyncio.to_thread(self.store.steps, run_id)
         spent = run.spent.model_copy()
+        if within is not None:
+            spent.feed(within.spent)
         remembered = await asyncio.to_thread(self._remembered, run_id)
         if self.memory is not None:
             context.extras.update(memory=self.memory, spent=spent)
@@ -150,7 +159,8 @@ class Agent:
         try:
             while status == "running":
                 spent.seconds = clock_base + time.monotonic() - clock_start
-                if why := exhausted(self.config.limits, spent):
+                why = exhausted(self.config.limits, spent) or (within and within.exhausted())
+                if why:
                     status, reason = "budget_exhausted", why
                     break
                 step, result = await self._step(
@@ -352,7 +362,7 @@ class Agent:
                 seed=None if self.config.seed is None else self.config.seed + n,
             )
         except (OutputInvalid, ModelRefused) as error:
-            spent.steps += 1
+            spent.count_step()
             spent.charge(error.prompt_tokens, error.completion_tokens, error.cost_usd)
             step = StepRecord(
                 run_id=run.id,
@@ -372,7 +382,7 @@ class Agent:
             await asyncio.to_thread(self.store.begin_step, step, spent)
             await self._emit(run.id, "step_invalid", n, error=str(error))
             return step, None
-        spent.steps += 1
+        spent.count_step()
         spent.charge(
             response.usage.prompt_tokens, response.usage.completion_tokens, response.cost_usd
         )

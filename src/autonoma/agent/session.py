@@ -17,6 +17,7 @@ from autonoma.agent.approval import Approver
 from autonoma.agent.identity import AgentIdentity, generate_identity
 from autonoma.agent.loop import Agent, AgentConfig, EventListener, RunOutcome
 from autonoma.agent.memory_tools import MEMORY_TOOLS
+from autonoma.agent.planned import PlanConfig, PlannedRun
 from autonoma.errors import ConfigError
 from autonoma.llm import Model
 from autonoma.memory.agent_memory import AgentMemory
@@ -25,6 +26,7 @@ from autonoma.memory.importance import HeuristicRater, ImportanceRater, ModelRat
 from autonoma.memory.reflection import Reflector
 from autonoma.memory.stream import MemoryStream
 from autonoma.memory.summary import Summariser
+from autonoma.planning.decompose import Decomposer
 from autonoma.runtime.budget import BudgetLimits, BudgetSpent
 from autonoma.runtime.store import RunRecord, RunStore, default_home, new_run_id
 from autonoma.tools import CORE_TOOLS, ToolRegistry, Workspace
@@ -44,6 +46,10 @@ class RunSettings(BaseModel):
     memory_agent: str | None = None  # whose memory: default the run's own (its id)
     importance: Literal["model", "heuristic"] = "model"
     embedder: Literal["auto", "minilm", "lexical"] = "auto"
+    strategy: Literal["loop", "plan"] = "loop"  # one agent loop, or a planned task graph
+    concurrency: int = Field(4, ge=1)  # planned: tasks running at once
+    task_steps: int = Field(15, ge=1)  # planned: step limit of one attempt at a task
+    task_retries: int = Field(1, ge=0)  # planned: further attempts at a failed task
 
 
 def memory_path(store: RunStore, embedder: Embedder) -> Path:
@@ -140,19 +146,38 @@ async def run_agent(
     """Run, or resume, a stored run with the settings it was started with."""
     settings = RunSettings.model_validate(run.settings)
     async with run_memory(store, model, run, settings, embedder) as memory:
-        agent = Agent(
-            model,
-            tools or default_tools(memory=memory is not None),
+        registry = tools or default_tools(memory=memory is not None)
+
+        def make_agent(limits: BudgetLimits) -> Agent:
+            return Agent(
+                model,
+                registry,
+                store,
+                config=AgentConfig(
+                    limits=limits, continuous=settings.continuous, seed=settings.seed
+                ),
+                approver=approver,
+                listeners=listeners,
+                memory=memory,
+                summariser=Summariser(model) if settings.memory else None,
+            )
+
+        if settings.strategy == "loop":
+            return await make_agent(settings.limits).run(run.id)
+        planned = PlannedRun(
             store,
-            config=AgentConfig(
-                limits=settings.limits, continuous=settings.continuous, seed=settings.seed
+            Decomposer(model),
+            make_agent,
+            limits=settings.limits,
+            config=PlanConfig(
+                concurrency=settings.concurrency,
+                task_steps=settings.task_steps,
+                retries=settings.task_retries,
             ),
-            approver=approver,
+            tools=[tool.name for tool in registry],
             listeners=listeners,
-            memory=memory,
-            summariser=Summariser(model) if settings.memory else None,
         )
-        return await agent.run(run.id)
+        return await planned.run(run.id)
 
 
 @asynccontextmanager

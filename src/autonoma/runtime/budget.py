@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+import time
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel, Field, PrivateAttr
 
 
 class BudgetLimits(BaseModel):
@@ -20,16 +23,61 @@ class BudgetSpent(BaseModel):
     completion_tokens: int = 0
     usd: float = 0.0
     seconds: float = 0.0
+    _feeds: BudgetSpent | None = PrivateAttr(None)
 
     @property
     def tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
+
+    def feed(self, total: BudgetSpent) -> BudgetSpent:
+        """From now on, every step and charge counted here is counted in `total` too (a task's
+        run drawing on the budget of the run it serves). Returns self."""
+        self._feeds = total
+        return self
 
     def charge(self, prompt_tokens: int, completion_tokens: int, usd: float) -> None:
         """Count one model call (a step's, or memory's: rating, reflecting, summarising)."""
         self.prompt_tokens += prompt_tokens
         self.completion_tokens += completion_tokens
         self.usd += usd
+        if self._feeds is not None:
+            self._feeds.charge(prompt_tokens, completion_tokens, usd)
+
+    def count_step(self) -> None:
+        self.steps += 1
+        if self._feeds is not None:
+            self._feeds.count_step()
+
+    def plus(self, other: BudgetSpent) -> BudgetSpent:
+        """Both added up, except time: runs that serve another run overlap it in time."""
+        return BudgetSpent(
+            steps=self.steps + other.steps,
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            usd=self.usd + other.usd,
+            seconds=self.seconds,
+        )
+
+
+@dataclass
+class SharedBudget:
+    """The budget of a run whose tasks run at once, each in its own run: every task's spending
+    is fed into `spent`, and time is the run's own wall clock."""
+
+    limits: BudgetLimits
+    spent: BudgetSpent
+    _started: float = field(default_factory=time.monotonic)
+    _base_seconds: float = 0.0
+
+    def __post_init__(self) -> None:
+        self._base_seconds = self.spent.seconds
+
+    def tick(self) -> None:
+        self.spent.seconds = self._base_seconds + time.monotonic() - self._started
+
+    def exhausted(self) -> str | None:
+        self.tick()
+        return exhausted(self.limits, self.spent)
 
 
 def exhausted(limits: BudgetLimits, spent: BudgetSpent) -> str | None:

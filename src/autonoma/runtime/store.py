@@ -37,7 +37,17 @@ CREATE TABLE IF NOT EXISTS runs (
     model TEXT NOT NULL,
     status TEXT NOT NULL,
     reason TEXT NOT NULL DEFAULT '',
-    spent TEXT NOT NULL
+    spent TEXT NOT NULL,
+    parent_id TEXT,
+    task_id TEXT
+);
+CREATE TABLE IF NOT EXISTS tasks (
+    run_id TEXT NOT NULL REFERENCES runs(id),
+    id TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    data TEXT NOT NULL,
+    updated_at REAL NOT NULL,
+    PRIMARY KEY (run_id, id)
 );
 CREATE TABLE IF NOT EXISTS steps (
     run_id TEXT NOT NULL REFERENCES runs(id),
@@ -66,6 +76,9 @@ CREATE TABLE IF NOT EXISTS events (
 CREATE INDEX IF NOT EXISTS events_by_run ON events(run_id, id);
 """
 
+_ADDED_COLUMNS = {"runs": ["parent_id TEXT", "task_id TEXT"]}
+"""Columns added after a store was first created: added on open to a store that lacks them."""
+
 
 class RunNotFound(AutonomaError):
     pass
@@ -83,6 +96,8 @@ class RunRecord(BaseModel):
     status: RunStatus
     reason: str = ""
     spent: BudgetSpent = Field(default_factory=BudgetSpent)
+    parent_id: str | None = None  # set for a task's or a sub-agent's run: the run it serves
+    task_id: str | None = None
 
 
 class StepRecord(BaseModel):
@@ -133,6 +148,15 @@ class RunStore:
         )
         self._database = database
         self._lock, self._db, self._tx = database.lock, database.db, database.tx
+        self._add_missing_columns()
+
+    def _add_missing_columns(self) -> None:
+        with self._tx() as db:
+            for table, columns in _ADDED_COLUMNS.items():
+                have = {row["name"] for row in db.execute(f"PRAGMA table_info({table})")}
+                for column in columns:
+                    if column.split()[0] not in have:
+                        db.execute(f"ALTER TABLE {table} ADD COLUMN {column}")
 
     @classmethod
     def open_default(cls) -> RunStore:
@@ -153,8 +177,12 @@ class RunStore:
         model: str,
         run_id: str | None = None,
         spent: BudgetSpent | None = None,
+        parent_id: str | None = None,
+        task_id: str | None = None,
     ) -> RunRecord:
-        """A new run, in status running. `spent` is what setting it up cost (its identity)."""
+        """A new run, in status running. `spent` is what setting it up cost (its identity).
+        A run that does one task of another run (or serves it as a sub-agent) names it as its
+        parent."""
         now = time.time()
         record = RunRecord(
             id=run_id or new_run_id(),
@@ -167,10 +195,14 @@ class RunStore:
             model=model,
             status="running",
             spent=spent or BudgetSpent(),
+            parent_id=parent_id,
+            task_id=task_id,
         )
         with self._tx() as db:
             db.execute(
-                "INSERT INTO runs VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                "INSERT INTO runs (id, created_at, updated_at, goal, identity, settings, "
+                "workspace, model, status, reason, spent, parent_id, task_id) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     record.id,
                     now,
@@ -183,6 +215,8 @@ class RunStore:
                     record.status,
                     "",
                     record.spent.model_dump_json(),
+                    parent_id,
+                    task_id,
                 ),
             )
         return record
@@ -195,9 +229,19 @@ class RunStore:
         return _run(row)
 
     def list_runs(self, limit: int = 50) -> list[RunRecord]:
+        """The newest runs a person started (not the runs that serve them), newest first."""
         with self._lock:
             rows = self._db.execute(
-                "SELECT * FROM runs ORDER BY created_at DESC LIMIT ?", (limit,)
+                "SELECT * FROM runs WHERE parent_id IS NULL ORDER BY created_at DESC LIMIT ?",
+                (limit,),
+            ).fetchall()
+        return [_run(r) for r in rows]
+
+    def children(self, run_id: str) -> list[RunRecord]:
+        """The runs that serve a run (its tasks' and sub-agents'), oldest first."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT * FROM runs WHERE parent_id = ? ORDER BY created_at, rowid", (run_id,)
             ).fetchall()
         return [_run(r) for r in rows]
 
@@ -226,6 +270,37 @@ class RunStore:
     def save_spent(self, run_id: str, spent: BudgetSpent) -> None:
         with self._tx() as db:
             _save_spent(db, run_id, spent)
+
+    # -- tasks (a planned run's graph) ------------------------------------------------------
+
+    def put_tasks(self, run_id: str, tasks: list[dict[str, Any]]) -> None:
+        """Insert or update tasks (each a dict with an "id"), in one transaction. A new task
+        goes after the ones already there."""
+        now = time.time()
+        with self._tx() as db:
+            (last,) = db.execute(
+                "SELECT coalesce(max(position), -1) FROM tasks WHERE run_id = ?", (run_id,)
+            ).fetchone()
+            for task in tasks:
+                last += 1
+                db.execute(
+                    "INSERT INTO tasks VALUES (?,?,?,?,?) ON CONFLICT (run_id, id) "
+                    "DO UPDATE SET data = excluded.data, updated_at = excluded.updated_at",
+                    (run_id, task["id"], last, json.dumps(task), now),
+                )
+
+    def remove_tasks(self, run_id: str, task_ids: list[str]) -> None:
+        with self._tx() as db:
+            db.executemany(
+                "DELETE FROM tasks WHERE run_id = ? AND id = ?", [(run_id, t) for t in task_ids]
+            )
+
+    def tasks(self, run_id: str) -> list[dict[str, Any]]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT data FROM tasks WHERE run_id = ? ORDER BY position", (run_id,)
+            ).fetchall()
+        return [json.loads(r["data"]) for r in rows]
 
     # -- steps ----------------------------------------------------------------------------
 
@@ -330,6 +405,8 @@ def _run(row: sqlite3.Row) -> RunRecord:
         status=row["status"],
         reason=row["reason"],
         spent=BudgetSpent.model_validate_json(row["spent"]),
+        parent_id=row["parent_id"],
+        task_id=row["task_id"],
     )
 
 

@@ -1,0 +1,269 @@
+"""The planned strategy: the goal becomes a task graph, and every task whose inputs are ready
+runs at once, each in its own run (its own agent loop and short-term context) under the
+planned run, sharing its workspace, long-term memory and budget.
+
+Each task's state change is stored before anything else happens, so a killed run resumes with
+finished tasks kept: a task that was running continues its own run where it stopped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from autonoma.agent.identity import AgentIdentity
+from autonoma.agent.loop import Agent, EventListener, RunOutcome
+from autonoma.errors import AutonomaError, ModelError
+from autonoma.planning.decompose import Decomposer, PlanInvalid
+from autonoma.planning.graph import Task, TaskGraph, is_file, render_tree
+from autonoma.runtime.budget import BudgetLimits, BudgetSpent, SharedBudget
+from autonoma.runtime.executor import (
+    Executor,
+    Job,
+    JobChange,
+    JobInterrupted,
+    LocalExecutor,
+    Schedule,
+)
+from autonoma.runtime.store import RunRecord, RunStatus, RunStore
+from autonoma.templating import render
+from autonoma.tools import Workspace
+
+
+class TaskFailed(AutonomaError):
+    """A task's run ended without completing the task."""
+
+
+@dataclass
+class PlanConfig:
+    concurrency: int = 4  # tasks running at once
+    task_steps: int = 15  # step limit of one attempt at one task
+    retries: int = 1  # further attempts at a task after a failure
+    max_tasks: int = 8
+    repairs: int = 2  # times an invalid plan is sent back to the planner
+
+
+def total_spent(store: RunStore, run: RunRecord) -> BudgetSpent:
+    """What a run and every run serving it spent (time is the run's own)."""
+    total = run.spent.model_copy()
+    for child in store.children(run.id):
+        total = total.plus(total_spent(store, child))
+    return total
+
+
+class PlannedRun:
+    """Runs one stored run with the planned strategy. `make_agent` builds the agent loop for a
+    task's run (the same loop a single-task run uses)."""
+
+    def __init__(
+        self,
+        store: RunStore,
+        planner: Decomposer,
+        make_agent: Callable[[BudgetLimits], Agent],
+        *,
+        limits: BudgetLimits,
+        config: PlanConfig | None = None,
+        executor: Executor | None = None,
+        tools: list[str] | None = None,
+        listeners: list[EventListener] | None = None,
+    ) -> None:
+        self.store = store
+        self.planner = planner
+        self.make_agent = make_agent
+        self.limits = limits
+        self.config = config or PlanConfig()
+        self.executor = executor or LocalExecutor(self.config.concurrency)
+        self.tool_names = tools or []
+        self.listeners = listeners or []
+
+    async def _emit(self, run_id: str, kind: str, **data: Any) -> None:
+        event = await asyncio.to_thread(self.store.add_event, run_id, kind, data, None)
+        for listener in self.listeners:
+            listener(event)
+
+    async def run(self, run_id: str) -> RunOutcome:
+        run = await asyncio.to_thread(self.store.get_run, run_id)
+        identity = AgentIdentity.model_validate(run.identity)
+        workspace = Workspace(Path(run.workspace))
+        own = run.spent.model_copy()
+        budget = SharedBudget(self.limits, await asyncio.to_thread(total_spent, self.store, run))
+        own.feed(budget.spent)
+        await asyncio.to_thread(self.store.set_status, run_id, "running", "", own)
+        await self._emit(
+            run_id, "run_started", resumed=bool(run.spent.steps), identity=run.identity
+        )
+        status: RunStatus = "running"
+        reason = ""
+        schedule: Schedule | None = None
+        clock_base, clock_start = own.seconds, time.monotonic()
+        try:
+            graph = await self._graph(run, identity, workspace, own)
+            schedule = self._schedule(graph)
+            work = _TaskWork(self, run, identity, graph, budget, schedule)
+            await self.executor.run(schedule, work, work.changed)
+            status, reason = self._verdict(graph, schedule)
+        except asyncio.CancelledError:
+            status, reason = "stopped", "stopped by the person; resume with autonoma resume"
+            raise
+        except PlanInvalid as error:
+            status, reason = "failed", str(error)
+        except ModelError as error:
+            status, reason = "failed", f"{error} (the run can be resumed)"
+        finally:
+            own.seconds = clock_base + time.monotonic() - clock_start
+            await asyncio.to_thread(self.store.set_status, run_id, status, reason, own)
+            await self._emit(run_id, "run_finished", status=status, reason=reason)
+        total = await asyncio.to_thread(
+            total_spent, self.store, await asyncio.to_thread(self.store.get_run, run_id)
+        )
+        return RunOutcome(run_id, status, reason, str(workspace.root), workspace.files(), total)
+
+    async def _graph(
+        self, run: RunRecord, identity: AgentIdentity, workspace: Workspace, own: BudgetSpent
+    ) -> TaskGraph:
+        """The stored graph, or a new plan (stored before any task runs)."""
+        stored = await asyncio.to_thread(self.store.tasks, run.id)
+        if stored:
+            return TaskGraph(tasks=[Task.model_validate(t) for t in stored])
+        await self._emit(run.id, "planning")
+        try:
+            graph = await self.planner.plan(
+                run.goal,
+                own,
+                who=f"{identity.name}, {identity.role}",
+                goals=identity.goals,
+                tools=self.tool_names,
+                files=workspace.files(),
+            )
+        finally:
+            await asyncio.to_thread(self.store.save_spent, run.id, own)
+        await asyncio.to_thread(self.store.put_tasks, run.id, [t.model_dump() for t in graph.tasks])
+        await self._emit(
+            run.id,
+            "planned",
+            tasks=[t.model_dump() for t in graph.tasks],
+            tree=render_tree(graph),
+            repairs=len(self.planner.history) - 1,
+        )
+        return graph
+
+    def _schedule(self, graph: TaskGraph) -> Schedule:
+        jobs = [
+            Job(t.id, tuple(graph.deps(t)), t.priority, self.config.retries) for t in graph.tasks
+        ]
+        schedule = Schedule.of(
+            jobs, done={t.id: t.result for t in graph.tasks if t.status == "done"}
+        )
+        for task in graph.tasks:
+            # a task cut off while running continues its own run: the same attempt; a task
+            # that failed (a resumed failed run) gets one more attempt
+            schedule.attempts[task.id] = task.attempts - (task.status == "running")
+        return schedule
+
+    def _verdict(self, graph: TaskGraph, schedule: Schedule) -> tuple[RunStatus, str]:
+        if schedule.complete:
+            return "completed", f"all {len(graph.tasks)} tasks done"
+        if schedule.halted is not None:
+            return "budget_exhausted", schedule.halted
+        failed = [
+            f"{t}: {schedule.errors.get(t, '')}"
+            for t, s in schedule.status.items()
+            if s == "failed"
+        ]
+        return "failed", f"{len(failed)} task(s) failed: " + "; ".join(failed)
+
+
+class _TaskWork:
+    """What the executor runs for one task, and what it stores when a task changes."""
+
+    def __init__(
+        self,
+        runner: PlannedRun,
+        run: RunRecord,
+        identity: AgentIdentity,
+        graph: TaskGraph,
+        budget: SharedBudget,
+        schedule: Schedule,
+    ) -> None:
+        self.runner = runner
+        self.store = runner.store
+        self.run = run
+        self.identity = identity
+        self.graph = graph
+        self.budget = budget
+        self.schedule = schedule
+
+    async def __call__(self, job: Job, inputs: Mapping[str, Any], attempt: int) -> str:
+        task = self.graph.get(job.id)
+        child = await asyncio.to_thread(self._child_run, task, inputs, attempt)
+        if child.status == "completed":  # finished just before a kill, not yet recorded
+            return child.reason or "done"
+        agent: Agent = self.runner.make_agent(BudgetLimits(max_steps=self.runner.config.task_steps))
+        outcome = await agent.run(child.id, within=self.budget)
+        if outcome.status == "completed":
+            return outcome.reason or "done"
+        if outcome.status == "budget_exhausted" and (why := self.budget.exhausted()):
+            self.schedule.halt(why)
+            raise JobInterrupted(f"the run's budget ran out: {why}")
+        raise TaskFailed(f"{outcome.status}: {outcome.reason}")
+
+    def _child_run(self, task: Task, inputs: Mapping[str, Any], attempt: int) -> RunRecord:
+        """The run doing this attempt at the task: the one already stored (cut off, to
+        resume), or a new one."""
+        earlier = [c for c in self.store.children(self.run.id) if c.task_id == task.id]
+        if len(earlier) >= attempt:
+            return earlier[attempt - 1]
+        failures = [c.reason for c in earlier if c.status != "completed"]
+        files = [name for name in task.inputs if is_file(name)]
+        goal = render(
+            "autonoma.agent",
+            "task_goal.j2",
+            task=task,
+            inputs={k: v for k, v in inputs.items() if v},
+            files=files,
+            failures=failures,
+        )
+        identity = AgentIdentity(
+            name=self.identity.name,
+            role=(f"{self.identity.role}; now doing task {task.id} of a plan for: {self.run.goal}")[
+                :300
+            ],
+            goals=[
+                f"{task.task} Produce: {', '.join(task.outputs)}." if task.outputs else task.task
+            ][:1],
+        )
+        return self.store.create_run(
+            goal=goal,
+            identity=identity.model_dump(),
+            settings=self.run.settings,
+            workspace=self.run.workspace,
+            model=self.run.model,
+            parent_id=self.run.id,
+            task_id=task.id,
+        )
+
+    async def changed(self, change: JobChange) -> None:
+        if change.job not in {t.id for t in self.graph.tasks}:
+            return
+        task = self.graph.get(change.job)
+        task.status = change.status
+        task.attempts = self.schedule.attempts.get(task.id, change.attempt)
+        if change.status == "done":
+            task.result = str(change.result)
+        elif change.error:
+            task.result = change.error
+        await asyncio.to_thread(self.store.put_tasks, self.run.id, [task.model_dump()])
+        await self.runner._emit(
+            self.run.id,
+            "task_changed",
+            task=task.id,
+            status=task.status,
+            attempt=change.attempt,
+            result=task.result[:500],
+        )
+        if change.status in ("done", "failed") and (why := self.budget.exhausted()):
+            self.schedule.halt(why)

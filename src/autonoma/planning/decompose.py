@@ -1,0 +1,108 @@
+"""Decompose: the model turns a goal into a task graph in one structured answer (HuggingGPT's
+task, id, dep, args), which is validated and sent back with its exact problems until it holds
+or the repairs run out."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from autonoma.errors import AutonomaError, ModelRefused, OutputInvalid
+from autonoma.llm import Model
+from autonoma.planning.graph import Task, TaskGraph
+from autonoma.runtime.budget import BudgetSpent
+from autonoma.templating import render
+
+
+class PlanInvalid(AutonomaError):
+    """The planner's answers never became a graph that can run."""
+
+    def __init__(self, problems: Sequence[str], attempts: int) -> None:
+        listed = "; ".join(problems)
+        super().__init__(
+            f"the planner gave no valid plan in {attempts} attempt(s); last problems: {listed}. "
+            "Try a larger model, a simpler goal, or --strategy loop."
+        )
+        self.problems = list(problems)
+        self.attempts = attempts
+
+
+class PlannedTask(BaseModel):
+    """One task as the model writes it (bounded, so a small model cannot ramble)."""
+
+    id: str = Field(min_length=1, max_length=40)
+    task: str = Field(min_length=1, max_length=600)
+    dep: list[str] = Field(default_factory=list, max_length=20)
+    inputs: list[str] = Field(default_factory=list, max_length=20)
+    outputs: list[str] = Field(default_factory=list, max_length=20)
+    tools: list[str] = Field(default_factory=list, max_length=20)
+    value: int = Field(5, ge=1, le=10)
+    effort: int = Field(5, ge=1, le=10)
+
+
+class PlanAnswer(BaseModel):
+    tasks: list[PlannedTask] = Field(min_length=1, max_length=30)
+
+
+@dataclass
+class Decomposer:
+    model: Model
+    max_tasks: int = 8
+    repairs: int = 2  # times a plan with problems is sent back
+    max_tokens: int = 1500
+    history: list[list[str]] = field(default_factory=list)  # each attempt's problems
+
+    async def plan(
+        self,
+        goal: str,
+        spent: BudgetSpent,
+        *,
+        who: str = "an autonomous agent",
+        goals: Sequence[str] = (),
+        tools: Sequence[str] = (),
+        files: Sequence[str] = (),
+    ) -> TaskGraph:
+        """A graph with no problems, or PlanInvalid with the last ones. Every answer's cost is
+        charged to `spent`."""
+        prompt = render(
+            "autonoma.planning",
+            "decompose.j2",
+            who=who,
+            goal=goal,
+            goals=list(goals),
+            tools=list(tools),
+            files=list(files),
+            max_tasks=self.max_tasks,
+        )
+        messages: list[dict[str, Any]] = [{"role": "user", "content": prompt}]
+        problems: list[str] = []
+        for _ in range(self.repairs + 1):
+            try:
+                response = await self.model.request(
+                    messages, output=PlanAnswer, max_tokens=self.max_tokens, temperature=0.0
+                )
+            except (OutputInvalid, ModelRefused) as error:
+                spent.charge(error.prompt_tokens, error.completion_tokens, error.cost_usd)
+                problems = [f"the answer was not a plan: {str(error)[:300]}"]
+                self.history.append(problems)
+                continue
+            usage = response.usage
+            spent.charge(usage.prompt_tokens, usage.completion_tokens, response.cost_usd)
+            answer: PlanAnswer = response.data
+            graph = TaskGraph(tasks=[Task(**t.model_dump()) for t in answer.tasks])
+            problems = graph.problems(tools=tools or None, given=files)
+            if len(graph.tasks) > self.max_tasks:
+                problems.append(f"the plan has {len(graph.tasks)} tasks; at most {self.max_tasks}")
+            self.history.append(problems)
+            if not problems:
+                return graph
+            repair = render("autonoma.planning", "repair.j2", problems=problems)
+            messages = [
+                *messages[:1],
+                {"role": "assistant", "content": response.text},
+                {"role": "user", "content": repair},
+            ]
+        raise PlanInvalid(problems, self.repairs + 1)

@@ -1,0 +1,214 @@
+"""The planned strategy with ScriptedModel: a real store, real workspace, real local executor."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from autonoma.agent.identity import AgentIdentity
+from autonoma.agent.session import RunSettings, create_run, run_agent
+from autonoma.llm import ScriptedModel
+from autonoma.llm.base import CompletionRequest
+from autonoma.llm.types import Message
+from autonoma.runtime.budget import BudgetLimits
+from autonoma.runtime.store import RunStore
+from tests.agent.test_loop import act
+
+IDENTITY = AgentIdentity(
+    name="FruitGPT", role="an agent that keeps fruit notes", goals=["fruit.md"]
+)
+
+
+def task(id: str, text: str, dep: list[str] | None = None, **more: Any) -> dict[str, Any]:
+    return {"id": id, "task": text, "dep": dep or [], "value": 5, "effort": 5} | more
+
+
+FAN = {
+    "tasks": [
+        task("t1", "Write notes on apples", outputs=["apples.txt"]),
+        task("t2", "Write notes on pears", outputs=["pears.txt"], value=9),
+        task("t3", "Write notes on plums", outputs=["plums.txt"]),
+        task("t4", "Combine the notes", inputs=["apples.txt", "pears.txt"], outputs=["fruit.md"]),
+        task("t5", "Summarise the plum notes", inputs=["plums.txt"], outputs=["plums.md"]),
+    ]
+}
+
+
+class Planet:
+    """Answers for a planned run: plans in order, then each task's steps by its own script.
+    Records which task each agent request served, in order."""
+
+    def __init__(self, plans: list[dict[str, Any]], steps: dict[str, list[dict[str, Any]]]):
+        self.plans = plans
+        self.steps = steps
+        self.taken: Counter[str] = Counter()
+        self.order: list[str] = []
+        self.prompts: dict[str, list[str]] = {}
+
+    def __call__(self, messages: list[Message], request: CompletionRequest) -> Any:
+        schema = request.plan.schema or {}
+        if "tasks" in schema.get("properties", {}):
+            return self.plans.pop(0)
+        system = messages[0].content
+        found = re.search(r"now doing task (\w+)", system)
+        assert found, system
+        task_id = found.group(1)
+        self.order.append(task_id)
+        self.prompts.setdefault(task_id, []).append("\n".join(m.content for m in messages))
+        script = self.steps[task_id]
+        answer = script[min(self.taken[task_id], len(script) - 1)]
+        self.taken[task_id] += 1
+        return answer
+
+
+def write_then_finish(path: str, text: str) -> list[dict[str, Any]]:
+    return [act("write_file", path=path, text=text), act("task_complete", reason=f"{path} written")]
+
+
+def fruit_steps() -> dict[str, list[dict[str, Any]]]:
+    return {
+        "t1": write_then_finish("apples.txt", "apples are crisp\n"),
+        "t2": write_then_finish("pears.txt", "pears are soft\n"),
+        # plums never get written: list_files forever, until the task's step limit
+        "t3": [act("list_files")],
+        "t4": [
+            act("read_file", path="apples.txt"),
+            act("write_file", path="fruit.md", text="# Apples\ncrisp\n# Pears\nsoft\n"),
+            act("task_complete", reason="fruit.md combines both"),
+        ],
+        "t5": write_then_finish("plums.md", "never\n"),
+    }
+
+
+async def start(tmp_path: Path, model: ScriptedModel, **settings: Any) -> tuple[RunStore, Any, Any]:
+    store = RunStore(tmp_path / "runs.db")
+    options = RunSettings(
+        model="scripted",
+        continuous=True,
+        memory=False,
+        strategy="plan",
+        task_steps=3,
+        limits=BudgetLimits(max_steps=60),
+    ).model_copy(update=settings)
+    run, _ = await create_run(
+        store,
+        model,
+        "Keep fruit notes in fruit.md",
+        options,
+        workspace=tmp_path / "ws",
+        identity=IDENTITY,
+    )
+    events: list[Any] = []
+    outcome = await run_agent(store, model, run, listeners=[events.append])
+    return store, outcome, events
+
+
+async def test_fan_out_fan_in_and_a_failing_branch(tmp_path: Path) -> None:
+    planet = Planet([FAN], fruit_steps())
+    store, outcome, events = await start(tmp_path, ScriptedModel(planet))
+
+    tasks = {t["id"]: t for t in store.tasks(outcome.run_id)}
+    assert {k: t["status"] for k, t in tasks.items()} == {
+        "t1": "done",
+        "t2": "done",
+        "t3": "failed",
+        "t4": "done",
+        "t5": "skipped",
+    }
+    assert outcome.status == "failed"
+    assert "1 task(s) failed: t3" in outcome.reason
+    assert tasks["t3"]["attempts"] == 2  # one retry
+    assert tasks["t5"]["result"] == "skipped: t3 failed"
+    assert tasks["t4"]["result"] == "fruit.md combines both"
+    ws = tmp_path / "ws"
+    assert (ws / "fruit.md").read_text().startswith("# Apples")
+    assert not (ws / "plums.md").exists()
+
+    # the independent tasks ran together: t2 (highest value per effort) started first, and
+    # each of t1, t2, t3 asked the model before any of them finished
+    assert planet.order[0] == "t2"
+    first_of = {t: planet.order.index(t) for t in ("t1", "t2", "t3")}
+    last_t2 = len(planet.order) - 1 - planet.order[::-1].index("t2")
+    assert max(first_of.values()) < last_t2
+    # the fan-in task waited for both inputs and was told what they produced
+    assert planet.order.index("t4") > max(
+        i for i, t in enumerate(planet.order) if t in ("t1", "t2")
+    )
+    assert "t1: apples.txt written" in planet.prompts["t4"][0]
+    assert "Files from earlier tasks: apples.txt, pears.txt" in planet.prompts["t4"][0]
+    # the retry saw why the first attempt failed
+    assert "Earlier attempts at this task failed" in planet.prompts["t3"][-1]
+
+    # every task's run is stored under the planned run, one per attempt
+    children = store.children(outcome.run_id)
+    assert Counter(c.task_id for c in children) == {"t1": 1, "t2": 1, "t3": 2, "t4": 1}
+    assert store.list_runs() == [store.get_run(outcome.run_id)]
+    # the budget is the run's: every task's steps count
+    assert outcome.spent.steps == sum(len(store.steps(c.id)) for c in children)
+    kinds = [e.kind for e in events if e.run_id == outcome.run_id]
+    assert kinds[:3] == ["run_started", "planning", "planned"]
+    assert kinds.count("task_changed") >= 10
+
+
+async def test_a_plan_with_a_cycle_is_sent_back_with_the_problem(tmp_path: Path) -> None:
+    cyclic = {
+        "tasks": [
+            task("a", "Write notes on apples", ["b"], outputs=["apples.txt"]),
+            task("b", "Write notes on pears", ["a"], outputs=["pears.txt"]),
+        ]
+    }
+    fixed = {"tasks": [task("a", "Write notes on apples", outputs=["apples.txt"])]}
+    planet = Planet([cyclic, fixed], {"a": write_then_finish("apples.txt", "crisp\n")})
+    model = ScriptedModel(planet)
+    _, outcome, events = await start(tmp_path, model)
+    assert outcome.status == "completed"
+    repair = model.requests[1].messages[-1].content
+    assert "the tasks form a cycle: a -> b -> a" in repair or "b -> a -> b" in repair
+    planned = next(e for e in events if e.kind == "planned")
+    assert planned.data["repairs"] == 1
+
+
+async def test_a_plan_that_stays_invalid_fails_the_run_with_the_last_problems(
+    tmp_path: Path,
+) -> None:
+    broken = {"tasks": [task("a", "Summarise", inputs=["nowhere.txt"])]}
+    planet = Planet([broken, broken, broken], {})
+    store, outcome, _ = await start(tmp_path, ScriptedModel(planet))
+    assert outcome.status == "failed"
+    assert "no valid plan in 3 attempt(s)" in outcome.reason
+    assert "task a needs input 'nowhere.txt', which no task produces" in outcome.reason
+    assert store.tasks(outcome.run_id) == []
+
+
+async def test_the_shared_budget_halts_the_graph_and_resume_keeps_finished_tasks(
+    tmp_path: Path,
+) -> None:
+    chain = {
+        "tasks": [
+            task("t1", "Write notes on apples", outputs=["apples.txt"]),
+            task("t2", "Write notes on pears", ["t1"], outputs=["pears.txt"]),
+        ]
+    }
+    steps = {
+        "t1": write_then_finish("apples.txt", "crisp\n"),
+        "t2": write_then_finish("pears.txt", "soft\n"),
+    }
+    planet = Planet([chain], steps)
+    store, outcome, _ = await start(
+        tmp_path, ScriptedModel(planet), limits=BudgetLimits(max_steps=3)
+    )
+    assert outcome.status == "budget_exhausted"
+    assert "step limit reached (3 of 3 steps)" in outcome.reason
+    tasks = {t["id"]: t["status"] for t in store.tasks(outcome.run_id)}
+    assert tasks == {"t1": "done", "t2": "pending"}  # cut off, not failed
+
+    # resumed with a larger budget: t1 is kept, t2 continues its own run
+    run = store.get_run(outcome.run_id)
+    settings = run.settings | {"limits": BudgetLimits(max_steps=10).model_dump()}
+    store.set_settings(run.id, settings)
+    resumed = await run_agent(store, ScriptedModel(planet), store.get_run(run.id))
+    assert resumed.status == "completed"
+    assert planet.taken["t1"] == 2  # not run again
+    assert resumed.spent.steps == 4
