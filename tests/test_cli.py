@@ -341,3 +341,89 @@ def test_without_an_embedding_model_the_lexical_fallback_is_announced_once(
     assert result.stderr.count("memory relevance is lexical only") == 1
     assert "pip install 'autonoma[memory]'" in result.stderr
     assert (home / "memory" / "lexical-hash-v1.db").exists()
+
+
+def test_a_planned_run_runs_its_graph_and_shows_it(home: Path, server: FakeOpenAI) -> None:
+    import re
+    import xml.etree.ElementTree as ET
+
+    plan = {
+        "tasks": [
+            {"id": "t1", "task": "Write a haiku about maples", "outputs": ["maple.txt"]},
+            {"id": "t2", "task": "Write a haiku about rain", "outputs": ["rain.txt"]},
+            {
+                "id": "t3",
+                "task": "Put both haiku in autumn.md",
+                "inputs": ["maple.txt", "rain.txt"],
+                "outputs": ["autumn.md"],
+            },
+        ]
+    }
+    steps = {
+        "t1": [
+            act("write_file", path="maple.txt", text=HAIKU),
+            act("task_complete", reason="maple"),
+        ],
+        "t2": [act("write_file", path="rain.txt", text=HAIKU), act("task_complete", reason="rain")],
+        "t3": [
+            act("write_file", path="autumn.md", text=HAIKU),
+            act("task_complete", reason="both"),
+        ],
+    }
+    taken: dict[str, int] = {}
+
+    def respond(body: dict[str, Any]) -> dict[str, Any]:
+        if (memory := fake_server_memory_answer(body)) is not None:
+            return memory
+        if is_identity_request(body):
+            return {"content": json.dumps(IDENTITY)}
+        schema = body.get("response_format", {}).get("json_schema", {}).get("schema", {})
+        if "tasks" in schema.get("properties", {}):
+            return {"content": json.dumps(plan)}
+        task = re.search(r"now doing task (\w+)", body["messages"][0]["content"]).group(1)
+        n = taken[task] = taken.get(task, 0) + 1
+        return {"content": json.dumps(steps[task][min(n, 2) - 1])}
+
+    server.responder = respond
+    result = cli(
+        home, "run", "Write autumn haiku to autumn.md", "--model", spec(server), "--continuous",
+        "--strategy", "plan", "--json",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    outcome = json.loads(result.stdout)
+    assert outcome["status"] == "completed", outcome
+    assert outcome["reason"] == "all 3 tasks done"
+    assert sorted(outcome["files"]) == ["autumn.md", "maple.txt", "rain.txt"]
+    assert outcome["totals"]["steps"] == 6
+    assert "plan (3 tasks)" in result.stderr and "task t3 done: both" in result.stderr
+    assert "t2 · step 1" in result.stderr
+    run_id = outcome["run_id"]
+
+    assert [r["id"] for r in json.loads(cli(home, "runs", "--json").stdout)] == [run_id]
+    shown = json.loads(cli(home, "show", run_id, "--json").stdout)
+    assert [t["status"] for t in shown["tasks"]] == ["done", "done", "done"]
+    assert sorted(c["task_id"] for c in shown["children"]) == ["t1", "t2", "t3"]
+    assert all(len(c["steps"]) == 2 for c in shown["children"])
+    assert shown["totals"]["steps"] == 6
+    text = cli(home, "show", run_id).stdout
+    assert "✓ t1 [done] Write a haiku about maples" in text
+    assert "└─ ✓ t3 [done] Put both haiku in autumn.md (also after t2)" in text
+    assert text.count("task t") >= 3
+
+    dot = cli(home, "graph", run_id, "--format", "dot").stdout
+    assert '"t1" -> "t3" [label="maple.txt"];' in dot and "palegreen" in dot
+    picture = home / "plan.svg"
+    assert cli(home, "graph", run_id, "-f", "svg", "-o", str(picture)).returncode == 0
+    svg = ET.parse(picture).getroot()
+    assert len(svg.findall("{http://www.w3.org/2000/svg}g")) == 3
+    assert len(svg.findall("{http://www.w3.org/2000/svg}line")) == 2
+
+    looped = json.loads(
+        cli(home, "run", "x", "--model", spec(server), "--continuous", "--json").stdout
+    )
+    missing = cli(home, "graph", looped["run_id"])
+    assert "has no task graph" in one_line_error(missing)
+    assert (
+        "--strategy is one of loop, plan"
+        in cli(home, "run", "x", "--model", spec(server), "--strategy", "tree").stderr
+    )

@@ -17,7 +17,9 @@ from rich.table import Table
 from rich.text import Text
 
 from autonoma.agent.approval import Approver, RefuseWithoutTerminal
+from autonoma.agent.display import neutralise
 from autonoma.agent.loop import RunOutcome
+from autonoma.agent.planned import total_spent
 from autonoma.agent.session import (
     DEFAULT_MODEL,
     RunSettings,
@@ -33,11 +35,14 @@ from autonoma.cli_view import (
     reflections_view,
     run_report,
     runs_table,
+    task_report,
 )
 from autonoma.errors import AutonomaError
 from autonoma.llm import Model, open_model
 from autonoma.llm.registry import REGISTRY, ModelStore, lookup
 from autonoma.memory.reflection import reflection_trees
+from autonoma.planning.graph import Task, TaskGraph, render_dot, render_tree
+from autonoma.planning.picture import render_svg
 from autonoma.runtime.budget import BudgetLimits
 from autonoma.runtime.store import RunRecord, RunStore
 
@@ -256,6 +261,15 @@ def run(
         envvar="AUTONOMA_EMBEDDER",
         help="memory embeddings: auto (MiniLM if installed), minilm or lexical",
     ),
+    strategy: str = typer.Option(
+        "loop",
+        "--strategy",
+        help="loop: one agent loop (AutoGPT); plan: a task graph, ready tasks run at once",
+    ),
+    concurrency: int = typer.Option(4, "--concurrency", min=1, help="plan: tasks at once"),
+    task_steps: int = typer.Option(
+        15, "--task-steps", min=1, help="plan: step limit of one attempt at one task"
+    ),
 ) -> None:
     """Pursue GOAL with an autonomous agent, showing each step live."""
     if not goal.strip():
@@ -265,6 +279,7 @@ def run(
     for value, allowed, option in (
         (importance, ("model", "heuristic"), "--importance"),
         (embedder, ("auto", "minilm", "lexical"), "--embedder"),
+        (strategy, ("loop", "plan"), "--strategy"),
     ):
         if value not in allowed:
             raise typer.BadParameter(f"{option} is one of {', '.join(allowed)}, not {value!r}")
@@ -279,6 +294,9 @@ def run(
             "memory_agent": memory_owner(store, memory_of),
             "importance": importance,
             "embedder": embedder,
+            "strategy": strategy,
+            "concurrency": concurrency,
+            "task_steps": task_steps,
         }
     )
     view_console = err if as_json else out
@@ -341,11 +359,12 @@ def runs(
     as_json: bool = typer.Option(False, "--json", help="print JSON instead of a table"),
 ) -> None:
     """List stored runs, newest first."""
-    records = RunStore.open_default().list_runs(limit)
+    store = RunStore.open_default()
+    records = store.list_runs(limit)
     if as_json:
         print(json.dumps([r.model_dump() for r in records], indent=2))
     else:
-        out.print(runs_table(records))
+        out.print(runs_table(records, [total_spent(store, r) for r in records]))
 
 
 @app.command()
@@ -353,10 +372,14 @@ def show(
     run_id: str = typer.Argument(..., help="the run to show"),
     as_json: bool = typer.Option(False, "--json", help="the run with every step and event"),
 ) -> None:
-    """Show one run: identity, status, totals and every step."""
+    """Show one run: identity, status, totals and every step (for a planned run: the task
+    graph, and each task's run with its steps)."""
     store = RunStore.open_default()
     record = store.get_run(run_id)
     steps = store.steps(run_id)
+    graph = TaskGraph(tasks=[Task.model_validate(t) for t in store.tasks(run_id)])
+    children = store.children(run_id)
+    totals = total_spent(store, record)
     trees = [
         tree
         for path in sorted((store.path.parent / "memory").glob("*.db"))
@@ -371,14 +394,54 @@ def show(
                     "steps": [s.model_dump() for s in steps],
                     "events": [e.model_dump() for e in events],
                     "reflections": [tree.to_json() for tree in trees],
+                    "tasks": [t.model_dump() for t in graph.tasks],
+                    "children": [
+                        child.model_dump()
+                        | {"steps": [s.model_dump() for s in store.steps(child.id)]}
+                        for child in children
+                    ],
+                    "totals": totals.model_dump() | {"tokens": totals.tokens},
                 },
                 indent=2,
             )
         )
     else:
-        run_report(out, record, steps)
+        run_report(out, record, steps, totals)
+        if graph.tasks:
+            out.print(Text("plan:", style="bold"))
+            out.print(Text(neutralise(render_tree(graph))))
+        for child in children:
+            task_report(out, child, store.steps(child.id))
         if trees:
             out.print(reflections_view(trees))
+
+
+@app.command()
+def graph(
+    run_id: str = typer.Argument(..., help="a run started with --strategy plan"),
+    format: str = typer.Option("text", "--format", "-f", help="text, dot (Graphviz) or svg"),
+    output: Path | None = typer.Option(None, "--output", "-o", help="write to this file"),
+) -> None:
+    """Show a planned run's task graph, each task with its status."""
+    store = RunStore.open_default()
+    store.get_run(run_id)  # a clear error if there is no such run
+    tasks = [Task.model_validate(t) for t in store.tasks(run_id)]
+    if not tasks:
+        raise AutonomaError(
+            f"run {run_id} has no task graph (it was not started with --strategy plan)"
+        )
+    plan = TaskGraph(tasks=tasks)
+    renderers = {"text": render_tree, "dot": lambda g: render_dot(g, run_id), "svg": render_svg}
+    if format not in renderers:
+        raise typer.BadParameter(f"--format is one of {', '.join(renderers)}, not {format!r}")
+    text = renderers[format](plan)
+    if output is not None:
+        output.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+        err.print(f"wrote {output}", highlight=False)
+    elif format == "text":
+        out.print(Text(neutralise(text)))
+    else:
+        print(text, end="")
 
 
 def main() -> None:

@@ -19,7 +19,10 @@ from rich.tree import Tree
 from autonoma.agent.approval import ApprovalRequest, Decision
 from autonoma.agent.display import command_line, neutralise
 from autonoma.memory.reflection import ReflectionTree
+from autonoma.runtime.budget import BudgetSpent
 from autonoma.runtime.store import EventRecord, RunRecord, StepRecord
+
+TASK_STYLE = {"done": "green", "failed": "red", "skipped": "dim", "pending": "yellow"}
 
 STATUS_STYLE = {
     "completed": "green",
@@ -52,6 +55,7 @@ class LiveView:
     def __init__(self, console: Console) -> None:
         self.console = console
         self._status: Status | None = None
+        self._labels: dict[str, str] = {}  # a task's run id to the task's id
 
     def _stop_spinner(self) -> None:
         if self._status is not None:
@@ -60,19 +64,40 @@ class LiveView:
 
     def __call__(self, event: EventRecord) -> None:
         data = event.data
+        label = self._labels.get(event.run_id)
         if event.kind == "thinking":
             self._stop_spinner()
-            self._status = self.console.status(f"step {event.step}: thinking…")
+            who = f"{label} · " if label else ""
+            self._status = self.console.status(f"{who}step {event.step}: thinking…")
             self._status.start()
             return
         self._stop_spinner()
-        if event.kind == "run_started" and data.get("resumed"):
+        if label is not None and event.kind in ("run_started", "run_finished"):
+            return  # a task's run: its task's changes say the same
+        if event.kind == "planning":
+            self._status = self.console.status("planning: breaking the goal into tasks…")
+            self._status.start()
+        elif event.kind == "planned":
+            self.console.print(Text(f"plan ({len(data.get('tasks', []))} tasks):", "bold"))
+            self.console.print(Text(neutralise(data.get("tree", ""))))
+        elif event.kind == "task_started":
+            self._labels[data["run"]] = data["task"]
+            attempt = data.get("attempt", 1)
+            again = f" (attempt {attempt})" if attempt > 1 else ""
+            self.console.print(Text(f"task {data['task']} started{again}", "bold blue"))
+        elif event.kind == "task_changed" and data.get("status") != "running":
+            style = TASK_STYLE.get(data.get("status", ""), "")
+            line = f"task {data.get('task')} {data.get('status')}"
+            if data.get("result"):
+                line += f": {short(data['result'], 200)}"
+            self.console.print(Text(line, style=style))
+        elif event.kind == "run_started" and data.get("resumed"):
             self.console.print("[cyan]resuming[/]")
         elif event.kind == "step_interrupted":
             line = f"step {event.step}: {data.get('command', '')} was interrupted by the crash"
             self.console.print(Text(line, style="yellow"))
         elif event.kind == "step_intent":
-            self._print_intent(event.step, data)
+            self._print_intent(event.step, data, label)
         elif event.kind == "step_result":
             style = "green" if data.get("ok") else "red"
             mark = "→" if data.get("ok") else "✗"
@@ -92,9 +117,9 @@ class LiveView:
             line = f"step {event.step}: unusable answer: {short(data.get('error', ''), 300)}"
             self.console.print(Text(line, style="red"))
 
-    def _print_intent(self, step: int | None, data: dict[str, Any]) -> None:
+    def _print_intent(self, step: int | None, data: dict[str, Any], label: str | None) -> None:
         thoughts = data.get("thoughts", {})
-        header = Text(f"step {step}", style="bold cyan")
+        header = Text(f"{label} · step {step}" if label else f"step {step}", style="bold cyan")
         header.append(f"  {data.get('tokens', 0)} tokens · ${data.get('usd', 0.0):.4f}", "dim")
         self.console.print(header)
         for label in ("text", "reasoning", "plan", "criticism"):
@@ -137,36 +162,57 @@ def parse_answer(answer: str) -> Decision:
     return Decision(kind="feedback", feedback=text)
 
 
-def runs_table(runs: list[RunRecord]) -> Table:
+def runs_table(runs: list[RunRecord], totals: list[BudgetSpent]) -> Table:
+    """The runs with what each spent, its tasks' runs included."""
     table = Table(title="runs")
     for column in ("id", "agent", "status", "steps", "tokens", "goal"):
         table.add_column(column)
-    for run in runs:
+    for run, spent in zip(runs, totals, strict=True):
         style = STATUS_STYLE.get(run.status, "")
         table.add_row(
             run.id,
             Text(neutralise(run.identity.get("name", ""))),
             Text(run.status, style=style),
-            str(run.spent.steps),
-            str(run.spent.tokens),
+            str(spent.steps),
+            str(spent.tokens),
             Text(short(run.goal, 60)),
         )
     return table
 
 
-def run_report(console: Console, run: RunRecord, steps: list[StepRecord]) -> None:
+def run_report(
+    console: Console, run: RunRecord, steps: list[StepRecord], spent: BudgetSpent | None = None
+) -> None:
+    """`spent`: the run's totals, if they are more than its own (a planned run's tasks)."""
     console.print(identity_panel(run))
     style = STATUS_STYLE.get(run.status, "")
     line = Text(f"{run.status}", style=f"bold {style}")
     if run.reason:
         line.append(f": {neutralise(run.reason)}")
     console.print(line)
-    spent = run.spent
+    spent = spent or run.spent
     console.print(
         f"{spent.steps} steps · {spent.prompt_tokens} prompt + {spent.completion_tokens} "
         f"completion tokens · ${spent.usd:.4f} · {spent.seconds:.0f}s",
         style="dim",
     )
+    if steps:
+        console.print(steps_table(steps))
+
+
+def task_report(console: Console, run: RunRecord, steps: list[StepRecord]) -> None:
+    """One task's run under a planned run: its status, reason and steps."""
+    style = STATUS_STYLE.get(run.status, "")
+    line = Text(f"task {run.task_id} · run {run.id} · ", style="bold")
+    line.append(run.status, style=style)
+    if run.reason:
+        line.append(f": {short(run.reason, 200)}")
+    console.print(line)
+    if steps:
+        console.print(steps_table(steps))
+
+
+def steps_table(steps: list[StepRecord]) -> Table:
     table = Table()
     for column in ("#", "status", "command", "result"):
         table.add_column(column)
@@ -177,7 +223,7 @@ def run_report(console: Console, run: RunRecord, steps: list[StepRecord]) -> Non
             Text(short(command_line(step.command, step.arguments), 60)),
             Text(short(step.observation or "", 80), style="green" if step.ok else "red"),
         )
-    console.print(table)
+    return table
 
 
 def reflections_view(trees: list[ReflectionTree]) -> Tree:

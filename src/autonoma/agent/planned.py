@@ -202,6 +202,9 @@ class _TaskWork:
         child = await asyncio.to_thread(self._child_run, task, inputs, attempt)
         if child.status == "completed":  # finished just before a kill, not yet recorded
             return child.reason or "done"
+        await self.runner._emit(
+            self.run.id, "task_started", task=task.id, run=child.id, attempt=attempt
+        )
         agent: Agent = self.runner.make_agent(BudgetLimits(max_steps=self.runner.config.task_steps))
         outcome = await agent.run(child.id, within=self.budget)
         if outcome.status == "completed":
