@@ -19,7 +19,6 @@ from rich.text import Text
 from autonoma.agent.approval import Approver, RefuseWithoutTerminal
 from autonoma.agent.display import neutralise
 from autonoma.agent.loop import RunOutcome
-from autonoma.agent.planned import total_spent
 from autonoma.agent.session import (
     DEFAULT_MODEL,
     RunSettings,
@@ -364,7 +363,7 @@ def runs(
     if as_json:
         print(json.dumps([r.model_dump() for r in records], indent=2))
     else:
-        out.print(runs_table(records, [total_spent(store, r) for r in records]))
+        out.print(runs_table(records, [store.total_spent(r) for r in records]))
 
 
 @app.command()
@@ -379,7 +378,7 @@ def show(
     steps = store.steps(run_id)
     graph = TaskGraph(tasks=[Task.model_validate(t) for t in store.tasks(run_id)])
     children = store.children(run_id)
-    totals = total_spent(store, record)
+    totals = store.total_spent(record)
     trees = [
         tree
         for path in sorted((store.path.parent / "memory").glob("*.db"))

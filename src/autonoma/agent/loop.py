@@ -36,7 +36,6 @@ from autonoma.runtime.budget import (
     BudgetSpent,
     SharedBudget,
     describe_left,
-    exhausted,
 )
 from autonoma.runtime.store import EventRecord, RunRecord, RunStatus, RunStore, StepRecord
 from autonoma.templating import render
@@ -125,6 +124,7 @@ class Agent:
         self.count = CalibratedCounter()
         self._schema = action_schema(tools)
         self._approved_ahead = 0
+        self._budget: SharedBudget | None = None  # the run's, while it runs
 
     # -- events ---------------------------------------------------------------------------
 
@@ -143,12 +143,19 @@ class Agent:
         workspace = Workspace(Path(run.workspace))
         context = ToolContext(workspace=workspace)
         steps = await asyncio.to_thread(self.store.steps, run_id)
-        spent = run.spent.model_copy()
+        spent = run.spent.model_copy()  # this run's own spending, as stored
+        # its total, with what the runs serving it (sub-agents) spent, is what limits it
+        budget = SharedBudget(
+            self.config.limits, await asyncio.to_thread(self.store.total_spent, run)
+        )
+        spent.feed(budget.spent)
         if within is not None:
-            spent.feed(within.spent)
+            budget.spent.feed(within.spent)
+        self._budget = budget
+        context.extras.update(agent=self, run=run, budget=budget, spent=spent)
         remembered = await asyncio.to_thread(self._remembered, run_id)
         if self.memory is not None:
-            context.extras.update(memory=self.memory, spent=spent)
+            context.extras.update(memory=self.memory)
         await self._close_interrupted(run_id, steps)
         steps = await asyncio.to_thread(self.store.steps, run_id)
         await asyncio.to_thread(self.store.set_status, run_id, "running", "", spent)
@@ -159,7 +166,7 @@ class Agent:
         try:
             while status == "running":
                 spent.seconds = clock_base + time.monotonic() - clock_start
-                why = exhausted(self.config.limits, spent) or (within and within.exhausted())
+                why = budget.exhausted() or (within and within.exhausted())
                 if why:
                     status, reason = "budget_exhausted", why
                     break
@@ -179,7 +186,10 @@ class Agent:
             spent.seconds = clock_base + time.monotonic() - clock_start
             await asyncio.to_thread(self.store.set_status, run_id, status, reason, spent)
             await self._emit(run_id, "run_finished", status=status, reason=reason)
-        return RunOutcome(run_id, status, reason, str(workspace.root), workspace.files(), spent)
+        budget.tick()
+        return RunOutcome(
+            run_id, status, reason, str(workspace.root), workspace.files(), budget.spent
+        )
 
     async def _close_interrupted(self, run_id: str, steps: list[StepRecord]) -> None:
         for step in steps:
@@ -298,7 +308,9 @@ class Agent:
             tools=list(self.tools),
             approval=not self.config.continuous,
             files=listing,
-            budget_left=describe_left(self.config.limits, spent),
+            budget_left=describe_left(
+                self.config.limits, self._budget.spent if self._budget else spent
+            ),
         )
 
     def messages(

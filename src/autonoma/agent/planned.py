@@ -47,14 +47,6 @@ class PlanConfig:
     repairs: int = 2  # times an invalid plan is sent back to the planner
 
 
-def total_spent(store: RunStore, run: RunRecord) -> BudgetSpent:
-    """What a run and every run serving it spent (time is the run's own)."""
-    total = run.spent.model_copy()
-    for child in store.children(run.id):
-        total = total.plus(total_spent(store, child))
-    return total
-
-
 class PlannedRun:
     """Runs one stored run with the planned strategy. `make_agent` builds the agent loop for a
     task's run (the same loop a single-task run uses)."""
@@ -90,7 +82,7 @@ class PlannedRun:
         identity = AgentIdentity.model_validate(run.identity)
         workspace = Workspace(Path(run.workspace))
         own = run.spent.model_copy()
-        budget = SharedBudget(self.limits, await asyncio.to_thread(total_spent, self.store, run))
+        budget = SharedBudget(self.limits, await asyncio.to_thread(self.store.total_spent, run))
         own.feed(budget.spent)
         await asyncio.to_thread(self.store.set_status, run_id, "running", "", own)
         await self._emit(
@@ -117,9 +109,8 @@ class PlannedRun:
             own.seconds = clock_base + time.monotonic() - clock_start
             await asyncio.to_thread(self.store.set_status, run_id, status, reason, own)
             await self._emit(run_id, "run_finished", status=status, reason=reason)
-        total = await asyncio.to_thread(
-            total_spent, self.store, await asyncio.to_thread(self.store.get_run, run_id)
-        )
+        final = await asyncio.to_thread(self.store.get_run, run_id)
+        total = await asyncio.to_thread(self.store.total_spent, final)
         return RunOutcome(run_id, status, reason, str(workspace.root), workspace.files(), total)
 
     async def _graph(
@@ -199,7 +190,7 @@ class _TaskWork:
 
     async def __call__(self, job: Job, inputs: Mapping[str, Any], attempt: int) -> str:
         task = self.graph.get(job.id)
-        child = await asyncio.to_thread(self._child_run, task, inputs, attempt)
+        child = await asyncio.to_thread(self._child_run, task, inputs)
         if child.status == "completed":  # finished just before a kill, not yet recorded
             return child.reason or "done"
         await self.runner._emit(
@@ -214,12 +205,12 @@ class _TaskWork:
             raise JobInterrupted(f"the run's budget ran out: {why}")
         raise TaskFailed(f"{outcome.status}: {outcome.reason}")
 
-    def _child_run(self, task: Task, inputs: Mapping[str, Any], attempt: int) -> RunRecord:
-        """The run doing this attempt at the task: the one already stored (cut off, to
-        resume), or a new one."""
+    def _child_run(self, task: Task, inputs: Mapping[str, Any]) -> RunRecord:
+        """The run doing the current attempt at the task: the one it was cut off in (to
+        resume), or a new one, recorded with the task before it starts."""
+        if task.run:
+            return self.store.get_run(task.run)
         earlier = [c for c in self.store.children(self.run.id) if c.task_id == task.id]
-        if len(earlier) >= attempt:
-            return earlier[attempt - 1]
         failures = [c.reason for c in earlier if c.status != "completed"]
         files = [name for name in task.inputs if is_file(name)]
         goal = render(
@@ -230,16 +221,10 @@ class _TaskWork:
             files=files,
             failures=failures,
         )
-        identity = AgentIdentity(
-            name=self.identity.name,
-            role=(f"{self.identity.role}; now doing task {task.id} of a plan for: {self.run.goal}")[
-                :300
-            ],
-            goals=[
-                f"{task.task} Produce: {', '.join(task.outputs)}." if task.outputs else task.task
-            ][:1],
-        )
-        return self.store.create_run(
+        role = f"{self.identity.role}; now doing task {task.id} of a plan for: {self.run.goal}"
+        wanted = f"{task.task} Produce: {', '.join(task.outputs)}." if task.outputs else task.task
+        identity = AgentIdentity(name=self.identity.name, role=role[:300], goals=[wanted])
+        child = self.store.create_run(
             goal=goal,
             identity=identity.model_dump(),
             settings=self.run.settings,
@@ -248,6 +233,9 @@ class _TaskWork:
             parent_id=self.run.id,
             task_id=task.id,
         )
+        task.run = child.id
+        self.store.put_tasks(self.run.id, [task.model_dump()])
+        return child
 
     async def changed(self, change: JobChange) -> None:
         if change.job not in {t.id for t in self.graph.tasks}:
@@ -259,6 +247,8 @@ class _TaskWork:
             task.result = str(change.result)
         elif change.error:
             task.result = change.error
+        if change.status in ("failed", "pending") and not change.interrupted:
+            task.run = ""  # a further attempt starts afresh
         await asyncio.to_thread(self.store.put_tasks, self.run.id, [task.model_dump()])
         await self.runner._emit(
             self.run.id,

@@ -36,6 +36,7 @@ class Task(BaseModel):
     status: TaskStatus = "pending"
     result: str = ""
     attempts: int = 0
+    run: str = ""  # the run doing the current attempt (kept when done, for the record)
 
     @property
     def priority(self) -> float:

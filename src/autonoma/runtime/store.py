@@ -237,6 +237,14 @@ class RunStore:
             ).fetchall()
         return [_run(r) for r in rows]
 
+    def total_spent(self, run: RunRecord) -> BudgetSpent:
+        """What a run and every run serving it (tasks, sub-agents, theirs) spent; the time is
+        the run's own, since they ran inside it."""
+        total = run.spent.model_copy()
+        for child in self.children(run.id):
+            total = total.plus(self.total_spent(child))
+        return total
+
     def children(self, run_id: str) -> list[RunRecord]:
         """The runs that serve a run (its tasks' and sub-agents'), oldest first."""
         with self._lock:

@@ -34,6 +34,7 @@ class JobChange:
     attempt: int
     result: Any = None
     error: str = ""
+    interrupted: bool = False  # back to pending to continue the same attempt later
 
 
 class JobInterrupted(Exception):

@@ -72,7 +72,7 @@ class LocalExecutor:
         if isinstance(error, JobInterrupted):
             schedule.status[job_id] = "pending"
             schedule.attempts[job_id] = attempt - 1  # the same attempt continues later
-            await changed(JobChange(job_id, "pending", attempt, error=str(error)))
+            await changed(JobChange(job_id, "pending", attempt, error=str(error), interrupted=True))
             return
         schedule.errors[job_id] = message
         if attempt <= schedule.jobs[job_id].retries:
