@@ -269,6 +269,9 @@ def run(
     task_steps: int = typer.Option(
         15, "--task-steps", min=1, help="plan: step limit of one attempt at one task"
     ),
+    subagents: bool = typer.Option(
+        False, "--subagents", help="let the agent start and message sub-agents"
+    ),
 ) -> None:
     """Pursue GOAL with an autonomous agent, showing each step live."""
     if not goal.strip():
@@ -296,6 +299,7 @@ def run(
             "strategy": strategy,
             "concurrency": concurrency,
             "task_steps": task_steps,
+            "subagents": subagents,
         }
     )
     view_console = err if as_json else out

@@ -85,6 +85,13 @@ class LiveView:
             attempt = data.get("attempt", 1)
             again = f" (attempt {attempt})" if attempt > 1 else ""
             self.console.print(Text(f"task {data['task']} started{again}", "bold blue"))
+        elif event.kind == "agent_started":
+            self._labels[data["run"]] = data["key"]
+            self.console.print(Text(f"sub-agent {data['key']} started", "bold blue"))
+        elif event.kind == "agent_messaged":
+            self._labels[data["run"]] = data["key"]
+            line = f"message to sub-agent {data['key']}: {short(data.get('message', ''), 200)}"
+            self.console.print(Text(line, "blue"))
         elif event.kind == "task_changed" and data.get("status") != "running":
             style = TASK_STYLE.get(data.get("status", ""), "")
             line = f"task {data.get('task')} {data.get('status')}"
@@ -201,9 +208,11 @@ def run_report(
 
 
 def task_report(console: Console, run: RunRecord, steps: list[StepRecord]) -> None:
-    """One task's run under a planned run: its status, reason and steps."""
+    """A run serving another (a task's or a sub-agent's): its status, reason and steps."""
     style = STATUS_STYLE.get(run.status, "")
-    line = Text(f"task {run.task_id} · run {run.id} · ", style="bold")
+    task = run.task_id or ""
+    who = f"sub-agent {task[6:]}" if task.startswith("agent:") else f"task {task}"
+    line = Text(f"{who} · run {run.id} · ", style="bold")
     line.append(run.status, style=style)
     if run.reason:
         line.append(f": {short(run.reason, 200)}")

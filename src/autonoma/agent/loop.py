@@ -128,7 +128,8 @@ class Agent:
 
     # -- events ---------------------------------------------------------------------------
 
-    async def _emit(self, run_id: str, kind: str, step: int | None = None, **data: Any) -> None:
+    async def emit(self, run_id: str, kind: str, step: int | None = None, **data: Any) -> None:
+        """Store an event and hand it to the listeners."""
         event = await asyncio.to_thread(self.store.add_event, run_id, kind, data, step)
         for listener in self.listeners:
             listener(event)
@@ -159,7 +160,7 @@ class Agent:
         await self._close_interrupted(run_id, steps)
         steps = await asyncio.to_thread(self.store.steps, run_id)
         await asyncio.to_thread(self.store.set_status, run_id, "running", "", spent)
-        await self._emit(run_id, "run_started", resumed=bool(steps), identity=run.identity)
+        await self.emit(run_id, "run_started", resumed=bool(steps), identity=run.identity)
         clock_base, clock_start = spent.seconds, time.monotonic()
         status: RunStatus = "running"
         reason = ""
@@ -185,7 +186,7 @@ class Agent:
         finally:
             spent.seconds = clock_base + time.monotonic() - clock_start
             await asyncio.to_thread(self.store.set_status, run_id, status, reason, spent)
-            await self._emit(run_id, "run_finished", status=status, reason=reason)
+            await self.emit(run_id, "run_finished", status=status, reason=reason)
         budget.tick()
         return RunOutcome(
             run_id, status, reason, str(workspace.root), workspace.files(), budget.spent
@@ -203,7 +204,7 @@ class Agent:
                     observation=note,
                     ok=False,
                 )
-                await self._emit(run_id, "step_interrupted", step.n, command=step.command)
+                await self.emit(run_id, "step_interrupted", step.n, command=step.command)
 
     def _remembered(self, run_id: str) -> _Remembered:
         """The latest rolling summary and memory save, from the run's events (for resume)."""
@@ -239,11 +240,11 @@ class Agent:
         assert self.memory is not None
         records = await self.memory.save_steps(steps, spent, rater=rater)
         at.saved_upto = steps[-1].n
-        await self._emit(run_id, "memory_saved", upto=at.saved_upto, records=records)
+        await self.emit(run_id, "memory_saved", upto=at.saved_upto, records=records)
         if rater is None and self.memory.reflection_due():
-            await self._emit(run_id, "reflecting")
+            await self.emit(run_id, "reflecting")
             outcome = await self.memory.reflect(spent)
-            await self._emit(
+            await self.emit(
                 run_id,
                 "reflected",
                 questions=outcome.questions,
@@ -278,7 +279,7 @@ class Agent:
                 goals=identity.goals,
                 spent=spent,
             )
-            await self._emit(run.id, "summary_updated", upto=at.summary.upto, text=at.summary.text)
+            await self.emit(run.id, "summary_updated", upto=at.summary.upto, text=at.summary.text)
         unsaved = [s for s in aged if s.n > at.saved_upto]
         if self.memory is not None and unsaved:
             await self._save(run.id, unsaved, spent, at)
@@ -363,7 +364,7 @@ class Agent:
         n = len(steps) + 1
         assembled = await self._prepare(run, identity, workspace, steps, spent, remembered)
         messages = assembled.messages
-        await self._emit(run.id, "thinking", n)
+        await self.emit(run.id, "thinking", n)
         started = time.time()
         try:
             response = await self.model.request(
@@ -392,7 +393,7 @@ class Agent:
                 finished_at=time.time(),
             )
             await asyncio.to_thread(self.store.begin_step, step, spent)
-            await self._emit(run.id, "step_invalid", n, error=str(error))
+            await self.emit(run.id, "step_invalid", n, error=str(error))
             return step, None
         spent.count_step()
         spent.charge(
@@ -414,7 +415,7 @@ class Agent:
             started_at=started,
         )
         await asyncio.to_thread(self.store.begin_step, step, spent)
-        await self._emit(
+        await self.emit(
             run.id,
             "step_intent",
             n,
@@ -441,7 +442,7 @@ class Agent:
             ok=result.ok,
             spent=spent,
         )
-        await self._emit(
+        await self.emit(
             run.id, "step_result", n, ok=result.ok, observation=observation, status=step.status
         )
         return step, result
@@ -480,10 +481,10 @@ class Agent:
             self._approved_ahead -= 1
             return Decision(kind="yes")
         request = ApprovalRequest(n, action.command, action.arguments, risk, action.thoughts.speak)
-        await self._emit(run_id, "approval_asked", n, command=action.command, risk=str(risk))
+        await self.emit(run_id, "approval_asked", n, command=action.command, risk=str(risk))
         decision = await self.approver(request)
         self._approved_ahead = max(0, decision.times - 1) if decision.kind == "yes" else 0
-        await self._emit(
+        await self.emit(
             run_id,
             "approval_answered",
             n,

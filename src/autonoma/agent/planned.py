@@ -72,7 +72,7 @@ class PlannedRun:
         self.tool_names = tools or []
         self.listeners = listeners or []
 
-    async def _emit(self, run_id: str, kind: str, **data: Any) -> None:
+    async def emit(self, run_id: str, kind: str, **data: Any) -> None:
         event = await asyncio.to_thread(self.store.add_event, run_id, kind, data, None)
         for listener in self.listeners:
             listener(event)
@@ -85,9 +85,7 @@ class PlannedRun:
         budget = SharedBudget(self.limits, await asyncio.to_thread(self.store.total_spent, run))
         own.feed(budget.spent)
         await asyncio.to_thread(self.store.set_status, run_id, "running", "", own)
-        await self._emit(
-            run_id, "run_started", resumed=bool(run.spent.steps), identity=run.identity
-        )
+        await self.emit(run_id, "run_started", resumed=bool(run.spent.steps), identity=run.identity)
         status: RunStatus = "running"
         reason = ""
         schedule: Schedule | None = None
@@ -108,7 +106,7 @@ class PlannedRun:
         finally:
             own.seconds = clock_base + time.monotonic() - clock_start
             await asyncio.to_thread(self.store.set_status, run_id, status, reason, own)
-            await self._emit(run_id, "run_finished", status=status, reason=reason)
+            await self.emit(run_id, "run_finished", status=status, reason=reason)
         final = await asyncio.to_thread(self.store.get_run, run_id)
         total = await asyncio.to_thread(self.store.total_spent, final)
         return RunOutcome(run_id, status, reason, str(workspace.root), workspace.files(), total)
@@ -120,7 +118,7 @@ class PlannedRun:
         stored = await asyncio.to_thread(self.store.tasks, run.id)
         if stored:
             return TaskGraph(tasks=[Task.model_validate(t) for t in stored])
-        await self._emit(run.id, "planning")
+        await self.emit(run.id, "planning")
         try:
             graph = await self.planner.plan(
                 run.goal,
@@ -133,7 +131,7 @@ class PlannedRun:
         finally:
             await asyncio.to_thread(self.store.save_spent, run.id, own)
         await asyncio.to_thread(self.store.put_tasks, run.id, [t.model_dump() for t in graph.tasks])
-        await self._emit(
+        await self.emit(
             run.id,
             "planned",
             tasks=[t.model_dump() for t in graph.tasks],
@@ -193,7 +191,7 @@ class _TaskWork:
         child = await asyncio.to_thread(self._child_run, task, inputs)
         if child.status == "completed":  # finished just before a kill, not yet recorded
             return child.reason or "done"
-        await self.runner._emit(
+        await self.runner.emit(
             self.run.id, "task_started", task=task.id, run=child.id, attempt=attempt
         )
         agent: Agent = self.runner.make_agent(BudgetLimits(max_steps=self.runner.config.task_steps))
@@ -250,7 +248,7 @@ class _TaskWork:
         if change.status in ("failed", "pending") and not change.interrupted:
             task.run = ""  # a further attempt starts afresh
         await asyncio.to_thread(self.store.put_tasks, self.run.id, [task.model_dump()])
-        await self.runner._emit(
+        await self.runner.emit(
             self.run.id,
             "task_changed",
             task=task.id,

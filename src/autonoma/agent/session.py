@@ -18,6 +18,7 @@ from autonoma.agent.identity import AgentIdentity, generate_identity
 from autonoma.agent.loop import Agent, AgentConfig, EventListener, RunOutcome
 from autonoma.agent.memory_tools import MEMORY_TOOLS
 from autonoma.agent.planned import PlanConfig, PlannedRun
+from autonoma.agent.subagents import SUB_AGENT_TOOLS
 from autonoma.errors import ConfigError
 from autonoma.llm import Model
 from autonoma.memory.agent_memory import AgentMemory
@@ -50,6 +51,7 @@ class RunSettings(BaseModel):
     concurrency: int = Field(4, ge=1)  # planned: tasks running at once
     task_steps: int = Field(15, ge=1)  # planned: step limit of one attempt at a task
     task_retries: int = Field(1, ge=0)  # planned: further attempts at a failed task
+    subagents: bool = False  # the start_agent, message_agent, ... commands
 
 
 def memory_path(store: RunStore, embedder: Embedder) -> Path:
@@ -71,8 +73,10 @@ def default_workspace(run_id: str) -> Path:
     return default_home() / "workspaces" / run_id
 
 
-def default_tools(*, memory: bool = False) -> ToolRegistry:
-    return ToolRegistry([*CORE_TOOLS, *(MEMORY_TOOLS if memory else [])])
+def default_tools(*, memory: bool = False, subagents: bool = False) -> ToolRegistry:
+    return ToolRegistry(
+        [*CORE_TOOLS, *(MEMORY_TOOLS if memory else []), *(SUB_AGENT_TOOLS if subagents else [])]
+    )
 
 
 async def create_run(
@@ -95,7 +99,7 @@ async def create_run(
     fallback = None
     spent = BudgetSpent()
     if identity is None:
-        tools = tools or default_tools(memory=settings.memory)
+        tools = tools or default_tools(memory=settings.memory, subagents=settings.subagents)
         made = await generate_identity(model, goal, tools, seed=settings.seed)
         identity, fallback = made.identity, made.fallback_reason
         spent = BudgetSpent(
@@ -146,7 +150,7 @@ async def run_agent(
     """Run, or resume, a stored run with the settings it was started with."""
     settings = RunSettings.model_validate(run.settings)
     async with run_memory(store, model, run, settings, embedder) as memory:
-        registry = tools or default_tools(memory=memory is not None)
+        registry = tools or default_tools(memory=memory is not None, subagents=settings.subagents)
 
         def make_agent(limits: BudgetLimits) -> Agent:
             return Agent(
