@@ -272,6 +272,12 @@ def run(
     subagents: bool = typer.Option(
         False, "--subagents", help="let the agent start and message sub-agents"
     ),
+    create_tasks: bool = typer.Option(
+        False, "--create-tasks", help="plan: after each result the model may add and re-order"
+    ),
+    replans: int = typer.Option(
+        2, "--replans", min=0, help="plan: revisions of the rest after a task fails for good"
+    ),
 ) -> None:
     """Pursue GOAL with an autonomous agent, showing each step live."""
     if not goal.strip():
@@ -300,6 +306,8 @@ def run(
             "concurrency": concurrency,
             "task_steps": task_steps,
             "subagents": subagents,
+            "create_tasks": create_tasks,
+            "replans": replans,
         }
     )
     view_console = err if as_json else out

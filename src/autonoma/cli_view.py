@@ -85,6 +85,23 @@ class LiveView:
             attempt = data.get("attempt", 1)
             again = f" (attempt {attempt})" if attempt > 1 else ""
             self.console.print(Text(f"task {data['task']} started{again}", "bold blue"))
+        elif event.kind == "replanning":
+            self._status = self.console.status(f"task {data.get('task')} failed: replanning…")
+            self._status.start()
+        elif event.kind == "replanned":
+            self.console.print(Text(f"plan revised: {data.get('summary', '')}", "bold magenta"))
+            self.console.print(Text(neutralise(data.get("tree", ""))))
+        elif event.kind == "replan_failed":
+            problems = "; ".join(data.get("problems", []))
+            self.console.print(
+                Text(f"the plan could not be revised: {short(problems, 300)}", "red")
+            )
+        elif event.kind == "tasks_created" and (data.get("added") or data.get("merged")):
+            added = ", ".join(f"{t['id']} ({short(t['task'], 60)})" for t in data["added"])
+            line = f"after {data.get('after')}: new tasks {added or 'none'}"
+            if data.get("merged"):
+                line += f"; {len(data['merged'])} duplicate(s) merged"
+            self.console.print(Text(line, "magenta"))
         elif event.kind == "agent_started":
             self._labels[data["run"]] = data["key"]
             self.console.print(Text(f"sub-agent {data['key']} started", "bold blue"))

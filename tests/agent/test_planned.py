@@ -40,16 +40,35 @@ class Planet:
     """Answers for a planned run: plans in order, then each task's steps by its own script.
     Records which task each agent request served, in order."""
 
-    def __init__(self, plans: list[dict[str, Any]], steps: dict[str, list[dict[str, Any]]]):
+    def __init__(
+        self,
+        plans: list[dict[str, Any]],
+        steps: dict[str, list[dict[str, Any]]],
+        *,
+        replans: list[dict[str, Any]] | None = None,
+        creations: list[dict[str, Any]] | None = None,
+        same: bool = True,
+    ):
         self.plans = plans
+        self.replans = replans or []
+        self.creations = creations or []
+        self.same = same
         self.steps = steps
+        self.planner_prompts: list[str] = []
         self.taken: Counter[str] = Counter()
         self.order: list[str] = []
         self.prompts: dict[str, list[str]] = {}
 
     def __call__(self, messages: list[Message], request: CompletionRequest) -> Any:
-        schema = request.plan.schema or {}
-        if "tasks" in schema.get("properties", {}):
+        props = (request.plan.schema or {}).get("properties", {})
+        if "same" in props:
+            return {"same": self.same}
+        if "tasks" in props:
+            self.planner_prompts.append(messages[-1].content)
+            if "priorities" in props:
+                return self.creations.pop(0) if self.creations else {"tasks": [], "priorities": []}
+            if "revise" in messages[0].content:
+                return self.replans.pop(0)
             return self.plans.pop(0)
         system = messages[0].content
         found = re.search(r"now doing task (\w+)", system)
@@ -107,7 +126,7 @@ async def start(tmp_path: Path, model: ScriptedModel, **settings: Any) -> tuple[
 
 async def test_fan_out_fan_in_and_a_failing_branch(tmp_path: Path) -> None:
     planet = Planet([FAN], fruit_steps())
-    store, outcome, events = await start(tmp_path, ScriptedModel(planet))
+    store, outcome, events = await start(tmp_path, ScriptedModel(planet), replans=0)
 
     tasks = {t["id"]: t for t in store.tasks(outcome.run_id)}
     assert {k: t["status"] for k, t in tasks.items()} == {
@@ -210,3 +229,57 @@ async def test_the_shared_budget_halts_the_graph_and_resume_keeps_finished_tasks
     assert resumed.status == "completed"
     assert planet.taken["t1"] == 2  # not run again
     assert resumed.spent.steps == 4
+
+
+async def test_replanning_after_a_failure_keeps_finished_work(tmp_path: Path) -> None:
+    revision = {
+        "tasks": [
+            task(
+                "t4", "Combine the notes", inputs=["apples.txt", "pears.txt"], outputs=["fruit.md"]
+            ),
+            task("t6", "Write plum notes from memory", outputs=["plums.txt"]),
+            task("t5", "Summarise the plum notes", inputs=["plums.txt"], outputs=["plums.md"]),
+        ]
+    }
+    steps = fruit_steps() | {"t6": write_then_finish("plums.txt", "plums are sweet\n")}
+    planet = Planet([FAN], steps, replans=[revision])
+    store, outcome, events = await start(tmp_path, ScriptedModel(planet), task_retries=0)
+    assert outcome.status == "completed", outcome.reason
+    tasks = {t["id"]: t for t in store.tasks(outcome.run_id)}
+    assert set(tasks) == {"t1", "t2", "t4", "t5", "t6"}  # the failed t3 was replaced by t6
+    assert all(t["status"] == "done" for t in tasks.values())
+    # the model saw the failure and the results kept
+    prompt = planet.planner_prompts[-1]
+    assert "t3" in prompt and "step limit reached" in prompt
+    assert "apples.txt written" in prompt
+    # finished tasks were not run again
+    assert planet.taken["t1"] == 2 and planet.taken["t2"] == 2
+    assert (tmp_path / "ws" / "plums.md").exists()
+    replanned = next(e for e in events if e.kind == "replanned")
+    assert replanned.data["after"] == "t3"
+    assert "t6" in replanned.data["tree"] and "t3" not in replanned.data["tree"]
+
+
+async def test_task_creation_adds_work_and_merges_a_rephrased_duplicate(tmp_path: Path) -> None:
+    plan = {"tasks": [task("t1", "Write notes on apples", outputs=["apples.txt"])]}
+    creation = {
+        "tasks": [
+            task("n1", "Notes on apples: write them", outputs=["apple-notes.txt"]),
+            task("n2", "Write notes on cherries", outputs=["cherries.txt"]),
+        ],
+        "priorities": [],
+    }
+    steps = {
+        "t1": write_then_finish("apples.txt", "crisp\n"),
+        "n2": write_then_finish("cherries.txt", "red\n"),
+    }
+    planet = Planet([plan], steps, creations=[creation])
+    store, outcome, events = await start(
+        tmp_path, ScriptedModel(planet), create_tasks=True, embedder="lexical"
+    )
+    assert outcome.status == "completed", outcome.reason
+    assert [t["id"] for t in store.tasks(outcome.run_id)] == ["t1", "n2"]
+    created = next(e for e in events if e.kind == "tasks_created")
+    assert created.data["merged"] == [{"task": "Notes on apples: write them", "into": "t1"}]
+    assert [t["id"] for t in created.data["added"]] == ["n2"]
+    assert (tmp_path / "ws" / "cherries.txt").read_text() == "red\n"

@@ -18,8 +18,10 @@ from typing import Any
 from autonoma.agent.identity import AgentIdentity
 from autonoma.agent.loop import Agent, EventListener, RunOutcome
 from autonoma.errors import AutonomaError, ModelError
+from autonoma.planning.creation import TaskCreator
 from autonoma.planning.decompose import Decomposer, PlanInvalid
 from autonoma.planning.graph import Task, TaskGraph, is_file, render_tree
+from autonoma.planning.replan import Replanner
 from autonoma.runtime.budget import BudgetLimits, BudgetSpent, SharedBudget
 from autonoma.runtime.executor import (
     Executor,
@@ -45,6 +47,7 @@ class PlanConfig:
     retries: int = 1  # further attempts at a task after a failure
     max_tasks: int = 8
     repairs: int = 2  # times an invalid plan is sent back to the planner
+    replans: int = 2  # times the rest of the graph may be revised after a task fails for good
 
 
 class PlannedRun:
@@ -62,9 +65,13 @@ class PlannedRun:
         executor: Executor | None = None,
         tools: list[str] | None = None,
         listeners: list[EventListener] | None = None,
+        creator: TaskCreator | None = None,
+        replanner: Replanner | None = None,
     ) -> None:
         self.store = store
         self.planner = planner
+        self.creator = creator  # BabyAGI: new tasks and new priorities after each result
+        self.replanner = replanner
         self.make_agent = make_agent
         self.limits = limits
         self.config = config or PlanConfig()
@@ -93,7 +100,7 @@ class PlannedRun:
         try:
             graph = await self._graph(run, identity, workspace, own)
             schedule = self._schedule(graph)
-            work = _TaskWork(self, run, identity, graph, budget, schedule)
+            work = _TaskWork(self, run, identity, graph, budget, schedule, own, workspace)
             await self.executor.run(schedule, work, work.changed)
             status, reason = self._verdict(graph, schedule)
         except asyncio.CancelledError:
@@ -177,8 +184,13 @@ class _TaskWork:
         graph: TaskGraph,
         budget: SharedBudget,
         schedule: Schedule,
+        own: BudgetSpent,
+        workspace: Workspace,
     ) -> None:
         self.runner = runner
+        self.own = own  # what planning costs is the planned run's own spending
+        self.workspace = workspace
+        self.replans = runner.config.replans
         self.store = runner.store
         self.run = run
         self.identity = identity
@@ -258,3 +270,93 @@ class _TaskWork:
         )
         if change.status in ("done", "failed") and (why := self.budget.exhausted()):
             self.schedule.halt(why)
+            return
+        if change.status == "done" and self.runner.creator is not None:
+            await self._create(task)
+        elif change.status == "failed" and self.runner.replanner is not None and self.replans:
+            self.replans -= 1
+            await self._replan(task, change.error)
+
+    def _job(self, task: Task) -> Job:
+        deps = tuple(self.graph.deps(task))
+        return Job(task.id, deps, task.priority, self.runner.config.retries)
+
+    @property
+    def _who(self) -> str:
+        return f"{self.identity.name}, {self.identity.role}"
+
+    async def _create(self, finished: Task) -> None:
+        """BabyAGI's step after a result: new tasks that serve the goal, and new priorities."""
+        assert self.runner.creator is not None
+        creation = await self.runner.creator.create(
+            self.run.goal,
+            self.graph,
+            finished,
+            self.own,
+            who=self._who,
+            tools=self.runner.tool_names,
+            files=self.workspace.files(),
+        )
+        for task in creation.added:
+            self.schedule.add(self._job(task))
+        for task_id in creation.reprioritised_ids:
+            if self.schedule.status.get(task_id) == "pending":
+                self.schedule.replace(self._job(self.graph.get(task_id)))
+        changed = [*creation.added, *(self.graph.get(i) for i in creation.reprioritised_ids)]
+        await asyncio.to_thread(
+            self.store.put_tasks, self.run.id, [t.model_dump() for t in changed]
+        )
+        await asyncio.to_thread(self.store.save_spent, self.run.id, self.own)
+        await self.runner.emit(
+            self.run.id,
+            "tasks_created",
+            after=finished.id,
+            added=[t.model_dump() for t in creation.added],
+            reprioritised=creation.reprioritised_ids,
+            merged=[{"task": m.task, "into": m.into} for m in creation.merged],
+            dropped=[{"task": d.task, "reason": d.reason} for d in creation.dropped],
+            answered=creation.answered,
+        )
+
+    async def _replan(self, failed: Task, error: str) -> None:
+        """Revise what is left with the failure in view; finished tasks and results are kept,
+        and tasks still running go on."""
+        assert self.runner.replanner is not None
+        await self.runner.emit(self.run.id, "replanning", task=failed.id, error=error[:500])
+        try:
+            revision = await self.runner.replanner.replan(
+                self.run.goal,
+                self.graph,
+                self.own,
+                failed=failed,
+                error=error,
+                who=self._who,
+                goals=self.identity.goals,
+                tools=self.runner.tool_names,
+                files=self.workspace.files(),
+            )
+        except PlanInvalid as invalid:
+            await self.runner.emit(self.run.id, "replan_failed", problems=invalid.problems)
+            return
+        finally:
+            await asyncio.to_thread(self.store.save_spent, self.run.id, self.own)
+        running = {t.id: t for t in self.graph.tasks if self.schedule.status.get(t.id) == "running"}
+        revised = [running.pop(t.id, t) for t in revision.graph.tasks]  # running ones go on
+        ids = {t.id for t in revised} | set(running)
+        removed = [t.id for t in self.graph.tasks if t.id not in ids]
+        self.graph.tasks[:] = [*revised, *running.values()]
+        self.schedule.revise(
+            self._job(t) for t in self.graph.tasks if self.schedule.status.get(t.id) != "done"
+        )
+        await asyncio.to_thread(self.store.remove_tasks, self.run.id, removed)
+        await asyncio.to_thread(
+            self.store.put_tasks, self.run.id, [t.model_dump() for t in self.graph.tasks]
+        )
+        await self.runner.emit(
+            self.run.id,
+            "replanned",
+            after=failed.id,
+            summary=revision.summary(),
+            tree=render_tree(self.graph),
+            tasks=[t.model_dump() for t in self.graph.tasks],
+        )

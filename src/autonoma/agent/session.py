@@ -27,7 +27,10 @@ from autonoma.memory.importance import HeuristicRater, ImportanceRater, ModelRat
 from autonoma.memory.reflection import Reflector
 from autonoma.memory.stream import MemoryStream
 from autonoma.memory.summary import Summariser
+from autonoma.planning.creation import TaskCreator
 from autonoma.planning.decompose import Decomposer
+from autonoma.planning.dedup import Deduplicator
+from autonoma.planning.replan import Replanner
 from autonoma.runtime.budget import BudgetLimits, BudgetSpent
 from autonoma.runtime.store import RunRecord, RunStore, default_home, new_run_id
 from autonoma.tools import CORE_TOOLS, ToolRegistry, Workspace
@@ -52,6 +55,8 @@ class RunSettings(BaseModel):
     task_steps: int = Field(15, ge=1)  # planned: step limit of one attempt at a task
     task_retries: int = Field(1, ge=0)  # planned: further attempts at a failed task
     subagents: bool = False  # the start_agent, message_agent, ... commands
+    create_tasks: bool = False  # planned: after each result the model may add and re-order
+    replans: int = Field(2, ge=0)  # planned: revisions of the rest after a task fails for good
 
 
 def memory_path(store: RunStore, embedder: Embedder) -> Path:
@@ -149,6 +154,26 @@ async def run_agent(
 ) -> RunOutcome:
     """Run, or resume, a stored run with the settings it was started with."""
     settings = RunSettings.model_validate(run.settings)
+    dedup = settings.strategy == "plan" and settings.create_tasks
+    if embedder is None and (settings.memory or dedup):
+        embedder = choose_embedder(settings.embedder)[0]
+    try:
+        return await _run_with(store, model, run, settings, approver, listeners, tools, embedder)
+    finally:
+        if embedder is not None and not settings.memory:
+            await embedder.aclose()  # with memory on, run_memory closes it
+
+
+async def _run_with(
+    store: RunStore,
+    model: Model,
+    run: RunRecord,
+    settings: RunSettings,
+    approver: Approver | None,
+    listeners: list[EventListener] | None,
+    tools: ToolRegistry | None,
+    embedder: Embedder | None,
+) -> RunOutcome:
     async with run_memory(store, model, run, settings, embedder) as memory:
         registry = tools or default_tools(memory=memory is not None, subagents=settings.subagents)
 
@@ -177,9 +202,16 @@ async def run_agent(
                 concurrency=settings.concurrency,
                 task_steps=settings.task_steps,
                 retries=settings.task_retries,
+                replans=settings.replans,
             ),
             tools=[tool.name for tool in registry],
             listeners=listeners,
+            creator=TaskCreator(
+                model, Deduplicator(embedder, model) if embedder is not None else None
+            )
+            if settings.create_tasks
+            else None,
+            replanner=Replanner(model) if settings.replans else None,
         )
         return await planned.run(run.id)
 

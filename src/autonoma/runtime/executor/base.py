@@ -97,6 +97,24 @@ class Schedule:
         self.jobs[job.id] = job
         self.check()
 
+    def revise(self, jobs: Iterable[Job]) -> None:
+        """A revised plan for what has not run: done and running jobs stay as they are; every
+        other job not in `jobs` is removed; those in `jobs` are added, or replaced and made
+        pending again with their attempts back to 0 (a revised task is a new task)."""
+        revised = {job.id: job for job in jobs}
+        for job_id in [j for j in self.jobs if j not in revised]:
+            if self.status[job_id] not in ("done", "running"):
+                del self.jobs[job_id], self.status[job_id]
+                self.errors.pop(job_id, None)
+        for job in revised.values():
+            if self.status.get(job.id) in ("done", "running"):
+                continue
+            self.jobs[job.id] = job
+            self.status[job.id] = "pending"
+            self.attempts[job.id] = 0
+            self.errors.pop(job.id, None)
+        self.check()
+
     def drop(self, job_id: str) -> None:
         """Remove a job that has not started (no remaining job may depend on it)."""
         if self.status.get(job_id) != "pending":
