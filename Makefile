@@ -47,6 +47,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/agent_prompt_tokens.py
 	$(BIN)/python bench/memory_retrieval.py
 	$(BIN)/python bench/memory_context.py
+	$(BIN)/python bench/planning_makespan.py
 	$(BIN)/python bench/plot.py
 
 clean:

@@ -13,6 +13,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
 RESULTS = Path(__file__).parent / "results"
@@ -86,6 +88,61 @@ def context_per_step() -> Path:
     return save(fig, "memory_context.svg")
 
 
+def planning_makespan() -> Path:
+    data = load("planning_makespan")
+    p = data["parameters"]
+
+    def independent_label(row: dict[str, Any]) -> str:
+        label = f"{row['tasks']:,} independent,\n{row['limit']:,} per {row['period_s']:g} s window"
+        if row.get("client_window_s", row["period_s"]) != row["period_s"]:
+            label += f",\nclient counts {row['client_window_s']:g} s"
+        return label
+
+    rows = [(independent_label(row), row) for row in data["independent"]] + [
+        (f"layered {row['depth']} x {row['width']},\n{row['case']}", row) for row in data["layered"]
+    ]
+    fig, (ax, speed) = plt.subplots(
+        1, 2, figsize=(9.6, 4.4), gridspec_kw={"width_ratios": [3, 1.3]}, sharey=True
+    )
+    ys = list(range(len(rows)))[::-1]
+    for y, (_, row) in zip(ys, rows, strict=True):
+        meets = row["meets_10pct_target"]
+        ax.barh(y, row["makespan_s"], height=0.5, color="C2" if meets else "C1")
+        ax.text(row["makespan_s"], y, f" {row['makespan_s']:.1f} s", va="center", fontsize=8)
+        ax.plot([row["bound_s"]] * 2, [y - 0.35, y + 0.35], color="black", lw=2)
+        ax.plot([row["bound_s"] * 1.1] * 2, [y - 0.35, y + 0.35], color="black", lw=1, ls=":")
+        if "critical_path_s" in row:
+            ax.plot(row["critical_path_s"], y + 0.32, "v", color="C0", ms=6)
+        if "bare_http_makespan_s" in row:
+            ax.plot(row["bare_http_makespan_s"], y + 0.32, "v", color="C4", ms=6)
+    handles = [
+        Patch(color="C2", label="makespan, within 10% of the bound"),
+        Patch(color="C1", label="makespan, more than 10% over"),
+        Line2D([], [], color="black", lw=2, label="bound: (ceil(N/R) - 1) P + L, or D L"),
+        Line2D([], [], color="black", lw=1, ls=":", label="bound + 10% (the target)"),
+        Line2D([], [], ls="", marker="v", color="C0", label="critical path of latencies drawn"),
+        Line2D([], [], ls="", marker="v", color="C4", label="bare HTTP client, same requests"),
+    ]
+    ax.set_yticks(ys, [label for label, _ in rows], fontsize=8)
+    ax.set_xlabel("makespan (s)")
+    ax.set_xlim(0, 1.15 * max(row["makespan_s"] for _, row in rows))
+    ax.set_title(
+        f"Makespan, latency {p['latency_s']:g} s ± {p['jitter_s']:g}, local executor", fontsize=10
+    )
+    ax.grid(alpha=0.3, axis="x")
+    ax.legend(handles=handles, fontsize=7, loc="upper right")
+    ups = data["speedup_over_one_at_a_time"]
+    values = list(ups.values())
+    speed.barh(ys, values, height=0.5, color="C0")
+    for y, value in zip(ys, values, strict=True):
+        speed.text(value, y, f" {value:.0f}x", va="center", fontsize=8)
+    speed.set_xlim(0, 1.3 * max(values))
+    speed.set_xlabel("speed-up over one at a time")
+    speed.set_title("against a plain loop (extrapolated)", fontsize=10)
+    speed.grid(alpha=0.3, axis="x")
+    return save(fig, "planning_makespan.svg")
+
+
 def save(fig: Any, name: str) -> Path:
     IMAGES.mkdir(parents=True, exist_ok=True)
     path = IMAGES / name
@@ -100,3 +157,4 @@ if __name__ == "__main__":
     prompt_tokens_per_step()
     memory_latency()
     context_per_step()
+    planning_makespan()
