@@ -407,7 +407,8 @@ def test_a_planned_run_runs_its_graph_and_shows_it(home: Path, server: FakeOpenA
     assert shown["totals"]["steps"] == 6
     text = cli(home, "show", run_id).stdout
     assert "✓ t1 [done] Write a haiku about maples" in text
-    assert "└─ ✓ t3 [done] Put both haiku in autumn.md (also after t2)" in text
+    assert "\n└─ ✓ t3 [done] Put both haiku in autumn.md (also after t2)\n" in text
+    assert "\\x0a" not in text and "\\x0a" not in result.stderr  # one line a task
     assert text.count("task t") >= 3
 
     dot = cli(home, "graph", run_id, "--format", "dot").stdout

@@ -17,7 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from autonoma.agent.approval import Approver, RefuseWithoutTerminal
-from autonoma.agent.display import neutralise
+from autonoma.agent.display import neutralise_lines
 from autonoma.agent.loop import RunOutcome
 from autonoma.agent.session import (
     DEFAULT_MODEL,
@@ -420,7 +420,7 @@ def show(
         run_report(out, record, steps, totals)
         if graph.tasks:
             out.print(Text("plan:", style="bold"))
-            out.print(Text(neutralise(render_tree(graph))))
+            out.print(Text(neutralise_lines(render_tree(graph))))
         for child in children:
             task_report(out, child, store.steps(child.id))
         if trees:
@@ -450,7 +450,7 @@ def graph(
         output.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
         err.print(f"wrote {output}", highlight=False)
     elif format == "text":
-        out.print(Text(neutralise(text)))
+        out.print(Text(neutralise_lines(text)))
     else:
         print(text, end="")
 

@@ -17,7 +17,7 @@ from rich.text import Text
 from rich.tree import Tree
 
 from autonoma.agent.approval import ApprovalRequest, Decision
-from autonoma.agent.display import command_line, neutralise
+from autonoma.agent.display import command_line, neutralise, neutralise_lines
 from autonoma.memory.reflection import ReflectionTree
 from autonoma.runtime.budget import BudgetSpent
 from autonoma.runtime.store import EventRecord, RunRecord, StepRecord
@@ -79,7 +79,7 @@ class LiveView:
             self._status.start()
         elif event.kind == "planned":
             self.console.print(Text(f"plan ({len(data.get('tasks', []))} tasks):", "bold"))
-            self.console.print(Text(neutralise(data.get("tree", ""))))
+            self.console.print(Text(neutralise_lines(data.get("tree", ""))))
         elif event.kind == "task_started":
             self._labels[data["run"]] = data["task"]
             attempt = data.get("attempt", 1)
@@ -90,7 +90,7 @@ class LiveView:
             self._status.start()
         elif event.kind == "replanned":
             self.console.print(Text(f"plan revised: {data.get('summary', '')}", "bold magenta"))
-            self.console.print(Text(neutralise(data.get("tree", ""))))
+            self.console.print(Text(neutralise_lines(data.get("tree", ""))))
         elif event.kind == "replan_failed":
             problems = "; ".join(data.get("problems", []))
             self.console.print(

@@ -21,6 +21,11 @@ def neutralise(text: str) -> str:
     return "".join(out)
 
 
+def neutralise_lines(text: str) -> str:
+    """`neutralise` each line, keeping the line breaks (for multi-line views such as a tree)."""
+    return "\n".join(neutralise(line) for line in text.splitlines())
+
+
 def command_line(command: str, arguments: dict[str, Any]) -> str:
     """`write_file(path="a.txt", text="...")`, literally, with every control neutralised."""
     args = ", ".join(
