@@ -43,7 +43,8 @@ class FakeOpenAI:
                 Route("/v1/embeddings", self._embeddings, methods=["POST"]),
             ]
         )
-        sock = socket.socket()
+        # IPPROTO_TCP, so asyncio sets TCP_NODELAY: a bare socket() delays each answer ~40 ms
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.bind(("127.0.0.1", 0))
         self.port = sock.getsockname()[1]
         self._sock = sock
