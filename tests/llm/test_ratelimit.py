@@ -47,3 +47,37 @@ async def test_tokens_limit_holds_and_big_requests_still_pass():
     assert len(admitted) == len(sizes)
     times = [t for t, _ in admitted]
     assert max_in_any_window(times, [w for _, w in admitted], period) <= tokens
+
+
+async def test_a_held_slot_counts_until_a_period_after_the_call_ends():
+    """A server counting arrivals sees at most the limit in any window, however late each
+    request arrives after its admission (here: up to the whole call)."""
+    period, limit = 0.2, 10
+    limiter = RateLimiter(requests=limit, period_s=period)
+    arrivals: list[float] = []
+    answered: list[float] = []
+
+    async def call(n: int) -> None:
+        async with limiter.hold():
+            await asyncio.sleep(0.01 * (n % 7))  # a late arrival at the server
+            arrivals.append(limiter._clock())
+            await asyncio.sleep(0.05)
+            answered.append(limiter._clock())
+
+    await asyncio.gather(*(call(n) for n in range(60)))
+    assert len(answered) == 60
+    assert max_in_any_window(arrivals, [1] * 60, period) <= limit
+    # while every slot is held, a caller waits for a call to end, not for the window
+    assert max_in_any_window(answered, [1] * 60, period) <= limit
+
+
+async def test_a_slot_freed_by_an_error_still_counts_until_a_period_later():
+    limiter = RateLimiter(requests=1, period_s=0.2)
+    try:
+        async with limiter.hold():
+            raise RuntimeError("429")
+    except RuntimeError:
+        pass
+    ended = limiter._clock()
+    await limiter.acquire()
+    assert limiter._clock() - ended >= 0.19

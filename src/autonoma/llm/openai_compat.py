@@ -7,6 +7,7 @@ This module is the one owner of retries: the SDK's own retries are switched off
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
@@ -164,10 +165,14 @@ class OpenAICompatModel(Model):
     async def _call(self, request: CompletionRequest, send: Callable[[], Awaitable[T]]) -> T:
         reason = "no attempt was made"
         for attempt in range(1, self.retry.max_attempts + 1):
-            if self.limiter is not None:
-                await self.limiter.acquire(self._token_estimate(request))
+            slot = (
+                self.limiter.hold(self._token_estimate(request))
+                if self.limiter is not None
+                else contextlib.nullcontext()
+            )
             try:
-                return await send()
+                async with slot:
+                    return await send()
             except openai.APITimeoutError:
                 reason = f"no answer within {self.settings.timeout_s:g}s"
                 delay = self.retry.backoff(attempt)

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import heapq
+import itertools
 import time
-from collections import deque
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 
 
 class RateLimiter:
@@ -14,6 +16,11 @@ class RateLimiter:
 
     A leaky bucket (aiolimiter) lets a full burst through at each end of a window, so it can
     admit up to twice the limit in one window; an API counting per minute would answer 429.
+
+    `hold()` is for calls whose arrival at the server is later than their admission: the slot
+    counts from admission until `period_s` after the call ends, so a server counting arrivals
+    can never see more than the limit in its window (a slot counted from admission alone was
+    freed a window after release, while its request may have arrived up to a second later).
     """
 
     def __init__(
@@ -31,31 +38,58 @@ class RateLimiter:
         self.tokens = tokens
         self.period_s = period_s
         self._clock = clock
-        self._admitted: deque[tuple[float, int]] = deque()
+        self._admitted: list[tuple[float, int, int]] = []  # heap of (counted from, seq, tokens)
+        self._held: dict[int, int] = {}  # calls in flight: seq to tokens
+        self._seq = itertools.count()
         self._token_sum = 0
         self._lock = asyncio.Lock()
+        self._released = asyncio.Event()
 
     def _expire(self, now: float) -> None:
         while self._admitted and now - self._admitted[0][0] >= self.period_s:
-            _, amount = self._admitted.popleft()
+            _, _, amount = heapq.heappop(self._admitted)
             self._token_sum -= amount
 
     def _fits(self, amount: int) -> bool:
-        if self.requests is not None and len(self._admitted) + 1 > self.requests:
+        used = len(self._admitted) + len(self._held)
+        if self.requests is not None and used + 1 > self.requests:
             return False
         return self.tokens is None or self._token_sum + amount <= self.tokens
 
-    async def acquire(self, tokens: int = 0) -> None:
-        """Wait until one request of `tokens` tokens fits. A request larger than the whole
-        token budget is admitted alone once the window is empty, rather than never."""
+    async def _admit(self, tokens: int, held: bool) -> int:
         amount = max(0, tokens if self.tokens is None else min(tokens, self.tokens))
         async with self._lock:
             while True:
                 now = self._clock()
                 self._expire(now)
                 if self._fits(amount):
-                    self._admitted.append((now, amount))
+                    seq = next(self._seq)
                     self._token_sum += amount
-                    return
-                wait = self.period_s - (now - self._admitted[0][0])
-                await asyncio.sleep(max(wait, 0.001))
+                    if held:
+                        self._held[seq] = amount
+                    else:
+                        heapq.heappush(self._admitted, (now, seq, amount))
+                    return seq
+                if self._admitted:
+                    wait = self.period_s - (now - self._admitted[0][0])
+                    await asyncio.sleep(max(wait, 0.001))
+                else:  # every slot is held by a call in flight: wait for one to end
+                    self._released.clear()
+                    await self._released.wait()
+
+    async def acquire(self, tokens: int = 0) -> None:
+        """Wait until one request of `tokens` tokens fits; it counts from now. A request larger
+        than the whole token budget is admitted alone once the window is empty, rather than
+        never."""
+        await self._admit(tokens, held=False)
+
+    @asynccontextmanager
+    async def hold(self, tokens: int = 0) -> AsyncIterator[None]:
+        """Admit one call (as `acquire`) and count its slot until `period_s` after it ends."""
+        seq = await self._admit(tokens, held=True)
+        try:
+            yield
+        finally:
+            amount = self._held.pop(seq)
+            heapq.heappush(self._admitted, (self._clock(), seq, amount))
+            self._released.set()
