@@ -60,3 +60,21 @@ def fast_settings() -> LLMSettings:
         backoff_max_s=0.05,
         max_retry_after_s=5.0,
     )
+
+
+@pytest.fixture(scope="session")
+def ray_cluster() -> Iterator[str]:
+    """A real Ray on this machine (2 CPUs), started once by the Ray executor for every test
+    that asks for it and stopped at the end; yields the address other processes join it by."""
+    pytest.importorskip("ray")
+    import ray
+
+    from autonoma.runtime.executor.ray import RayExecutor
+
+    starter = RayExecutor(num_cpus=2)
+    starter.connect()
+    port = ray.get_runtime_context().gcs_address.rsplit(":", 1)[1]
+    try:
+        yield f"127.0.0.1:{port}"
+    finally:
+        starter.close()

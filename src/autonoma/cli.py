@@ -19,6 +19,7 @@ from rich.text import Text
 from autonoma.agent.approval import Approver, RefuseWithoutTerminal
 from autonoma.agent.display import neutralise_lines
 from autonoma.agent.loop import RunOutcome
+from autonoma.agent.remote import check_placement
 from autonoma.agent.session import (
     DEFAULT_MODEL,
     RunSettings,
@@ -278,6 +279,14 @@ def run(
     replans: int = typer.Option(
         2, "--replans", min=0, help="plan: revisions of the rest after a task fails for good"
     ),
+    executor: str = typer.Option(
+        "local", "--executor", help="plan: where tasks run: local (asyncio here) or ray"
+    ),
+    ray_address: str | None = typer.Option(
+        None,
+        "--ray-address",
+        help="with --executor ray: the cluster's HOST:PORT (or auto); default: start Ray here",
+    ),
 ) -> None:
     """Pursue GOAL with an autonomous agent, showing each step live."""
     if not goal.strip():
@@ -288,6 +297,7 @@ def run(
         (importance, ("model", "heuristic"), "--importance"),
         (embedder, ("auto", "minilm", "lexical"), "--embedder"),
         (strategy, ("loop", "plan"), "--strategy"),
+        (executor, ("local", "ray"), "--executor"),
     ):
         if value not in allowed:
             raise typer.BadParameter(f"{option} is one of {', '.join(allowed)}, not {value!r}")
@@ -308,8 +318,11 @@ def run(
             "subagents": subagents,
             "create_tasks": create_tasks,
             "replans": replans,
+            "executor": executor,
+            "ray_address": ray_address,
         }
     )
+    check_placement(settings)  # an unreachable Ray cluster fails here, before the run exists
     view_console = err if as_json else out
     llm = load_model(model)
 
@@ -344,6 +357,9 @@ def resume(
         None, "--max-minutes", min=0.01, help="a new wall-time limit"
     ),
     as_json: bool = typer.Option(False, "--json", help="print only a JSON result on stdout"),
+    ray_address: str | None = typer.Option(
+        None, "--ray-address", help="a run with --executor ray: join this cluster instead"
+    ),
 ) -> None:
     """Continue a run that was stopped, killed or ran out of budget (raise its limits with
     the same options as run)."""
@@ -355,6 +371,9 @@ def resume(
     settings.limits = limits_from(max_steps, max_tokens, budget_usd, max_minutes, settings.limits)
     if model is not None:
         settings.model = model
+    if ray_address is not None:
+        settings.ray_address = ray_address
+    check_placement(settings)
     store.set_settings(run_id, settings.model_dump())
     llm = load_model(settings.model)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,6 +40,11 @@ class TaskFailed(AutonomaError):
     """A task's run ended without completing the task."""
 
 
+RunTask = Callable[[str, BudgetLimits, SharedBudget], Awaitable[RunOutcome]]
+"""Runs (or resumes) a task's stored run to its end under the given limits, drawing on the
+planned run's budget: here by default; agent/remote.py runs it on a Ray worker."""
+
+
 @dataclass
 class PlanConfig:
     concurrency: int = 4  # tasks running at once
@@ -67,6 +72,7 @@ class PlannedRun:
         listeners: list[EventListener] | None = None,
         creator: TaskCreator | None = None,
         replanner: Replanner | None = None,
+        run_task: RunTask | None = None,
     ) -> None:
         self.store = store
         self.planner = planner
@@ -78,6 +84,12 @@ class PlannedRun:
         self.executor = executor or LocalExecutor(self.config.concurrency)
         self.tool_names = tools or []
         self.listeners = listeners or []
+        self.run_task = run_task or self._run_task_here
+
+    async def _run_task_here(
+        self, run_id: str, limits: BudgetLimits, within: SharedBudget
+    ) -> RunOutcome:
+        return await self.make_agent(limits).run(run_id, within=within)
 
     async def emit(self, run_id: str, kind: str, **data: Any) -> None:
         event = await asyncio.to_thread(self.store.add_event, run_id, kind, data, None)
@@ -206,8 +218,8 @@ class _TaskWork:
         await self.runner.emit(
             self.run.id, "task_started", task=task.id, run=child.id, attempt=attempt
         )
-        agent: Agent = self.runner.make_agent(BudgetLimits(max_steps=self.runner.config.task_steps))
-        outcome = await agent.run(child.id, within=self.budget)
+        limits = BudgetLimits(max_steps=self.runner.config.task_steps)
+        outcome = await self.runner.run_task(child.id, limits, self.budget)
         if outcome.status == "completed":
             return outcome.reason or "done"
         if outcome.status == "budget_exhausted" and (why := self.budget.exhausted()):

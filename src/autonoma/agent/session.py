@@ -18,6 +18,7 @@ from autonoma.agent.identity import AgentIdentity, generate_identity
 from autonoma.agent.loop import Agent, AgentConfig, EventListener, RunOutcome
 from autonoma.agent.memory_tools import MEMORY_TOOLS
 from autonoma.agent.planned import PlanConfig, PlannedRun
+from autonoma.agent.remote import placement
 from autonoma.agent.subagents import SUB_AGENT_TOOLS
 from autonoma.errors import ConfigError
 from autonoma.llm import Model
@@ -57,6 +58,8 @@ class RunSettings(BaseModel):
     subagents: bool = False  # the start_agent, message_agent, ... commands
     create_tasks: bool = False  # planned: after each result the model may add and re-order
     replans: int = Field(2, ge=0)  # planned: revisions of the rest after a task fails for good
+    executor: Literal["local", "ray"] = "local"  # planned: where tasks run (docs/planning.md)
+    ray_address: str | None = None  # executor ray: a cluster to join; default: start Ray here
 
 
 def memory_path(store: RunStore, embedder: Embedder) -> Path:
@@ -174,7 +177,10 @@ async def _run_with(
     tools: ToolRegistry | None,
     embedder: Embedder | None,
 ) -> RunOutcome:
-    async with run_memory(store, model, run, settings, embedder) as memory:
+    async with (
+        run_memory(store, model, run, settings, embedder) as memory,
+        placement(settings, store, model, approver, listeners) as place,  # Ray: connected
+    ):
         registry = tools or default_tools(memory=memory is not None, subagents=settings.subagents)
 
         def make_agent(limits: BudgetLimits) -> Agent:
@@ -204,7 +210,7 @@ async def _run_with(
                 retries=settings.task_retries,
                 replans=settings.replans,
             ),
-            tools=[tool.name for tool in registry],
+            tools=place.tools or [tool.name for tool in registry],
             listeners=listeners,
             creator=TaskCreator(
                 model, Deduplicator(embedder, model) if embedder is not None else None
@@ -212,6 +218,8 @@ async def _run_with(
             if settings.create_tasks
             else None,
             replanner=Replanner(model) if settings.replans else None,
+            executor=place.executor,
+            run_task=place.run_task,
         )
         return await planned.run(run.id)
 
