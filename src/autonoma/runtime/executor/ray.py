@@ -287,6 +287,7 @@ class RayExecutor(LocalExecutor):
         self._calls: dict[str, asyncio.Queue[tuple[int, Any]]] = {}
         self._routed = 0  # the last message handed to a call
         self._pump: asyncio.Task[None] | None = None
+        self._pumped: Any = None  # the mailbox that pump takes from
 
     # -- connecting ---------------------------------------------------------------------------
 
@@ -411,25 +412,29 @@ class RayExecutor(LocalExecutor):
             self._mailbox.reply.remote(seq, *reply)
 
     def _ensure_pump(self) -> None:
-        if self._pump is None or self._pump.done():
+        """One pump per mailbox while calls run (a pump of a closed mailbox ends by itself)."""
+        if self._pump is None or self._pump.done() or self._pumped is not self._mailbox:
+            self._pumped = self._mailbox
             self._pump = asyncio.create_task(self._pumping())
 
     async def _pumping(self) -> None:
         """Takes messages from the mailbox and hands each to its call, while calls run."""
+        mailbox = self._mailbox
         try:
             while self._calls:
-                taken = await self._mailbox.take.remote(self._routed, self.poll_s)
+                taken = await mailbox.take.remote(self._routed, self.poll_s)
                 for seq, key, message in taken:
                     if seq <= self._routed:
                         continue
                     self._routed = seq
                     inbox = self._calls.get(key)
                     if inbox is None:
-                        self._mailbox.reply.remote(seq, False, "the call has ended")
+                        mailbox.reply.remote(seq, False, "the call has ended")
                     else:
                         inbox.put_nowait((seq, message))
         except Exception:
-            log.warning("the Ray executor stopped taking messages from its calls", exc_info=True)
+            if mailbox is self._mailbox:  # else closed while the last take was out: all done
+                log.warning("the Ray executor stopped taking messages", exc_info=True)
 
 
 def _retrieved(future: asyncio.Future[Any]) -> None:
