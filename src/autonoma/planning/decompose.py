@@ -4,9 +4,9 @@ or the repairs run out."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -28,6 +28,54 @@ class PlanInvalid(AutonomaError):
         )
         self.problems = list(problems)
         self.attempts = attempts
+
+
+Answer = TypeVar("Answer", bound=BaseModel)
+
+
+async def ask_with_repairs(
+    model: Model,
+    prompt: str,
+    output: type[Answer],
+    problems_of: Callable[[Answer], list[str]],
+    spent: BudgetSpent,
+    *,
+    repairs: int,
+    max_tokens: int,
+    repair_template: str,
+    unusable: str,
+    history: list[list[str]],
+) -> tuple[Answer, int]:
+    """Ask for a structured answer until `problems_of` finds none in it, sending the exact
+    problems back up to `repairs` times; the answer and how many were sent back first, or
+    PlanInvalid with the last problems. Every answer's cost is charged to `spent`, and each
+    attempt's problems are appended to `history`."""
+    messages: list[dict[str, Any]] = [{"role": "user", "content": prompt}]
+    problems: list[str] = []
+    for attempt in range(repairs + 1):
+        try:
+            response = await model.request(
+                messages, output=output, max_tokens=max_tokens, temperature=0.0
+            )
+        except (OutputInvalid, ModelRefused) as error:
+            spent.charge(error.prompt_tokens, error.completion_tokens, error.cost_usd)
+            problems = [f"{unusable}: {str(error)[:300]}"]
+            history.append(problems)
+            continue
+        usage = response.usage
+        spent.charge(usage.prompt_tokens, usage.completion_tokens, response.cost_usd)
+        answer: Answer = response.data
+        problems = problems_of(answer)
+        history.append(problems)
+        if not problems:
+            return answer, attempt
+        repair = render("autonoma.planning", repair_template, problems=problems)
+        messages = [
+            *messages[:1],
+            {"role": "assistant", "content": response.text},
+            {"role": "user", "content": repair},
+        ]
+    raise PlanInvalid(problems, repairs + 1)
 
 
 class PlannedTask(BaseModel):
@@ -77,32 +125,24 @@ class Decomposer:
             files=list(files),
             max_tasks=self.max_tasks,
         )
-        messages: list[dict[str, Any]] = [{"role": "user", "content": prompt}]
-        problems: list[str] = []
-        for _ in range(self.repairs + 1):
-            try:
-                response = await self.model.request(
-                    messages, output=PlanAnswer, max_tokens=self.max_tokens, temperature=0.0
-                )
-            except (OutputInvalid, ModelRefused) as error:
-                spent.charge(error.prompt_tokens, error.completion_tokens, error.cost_usd)
-                problems = [f"the answer was not a plan: {str(error)[:300]}"]
-                self.history.append(problems)
-                continue
-            usage = response.usage
-            spent.charge(usage.prompt_tokens, usage.completion_tokens, response.cost_usd)
-            answer: PlanAnswer = response.data
+
+        def problems_of(answer: PlanAnswer) -> list[str]:
             graph = TaskGraph(tasks=[Task(**t.model_dump()) for t in answer.tasks])
             problems = graph.problems(tools=tools or None, given=files)
             if len(graph.tasks) > self.max_tasks:
                 problems.append(f"the plan has {len(graph.tasks)} tasks; at most {self.max_tasks}")
-            self.history.append(problems)
-            if not problems:
-                return graph
-            repair = render("autonoma.planning", "repair.j2", problems=problems)
-            messages = [
-                *messages[:1],
-                {"role": "assistant", "content": response.text},
-                {"role": "user", "content": repair},
-            ]
-        raise PlanInvalid(problems, self.repairs + 1)
+            return problems
+
+        answer, _ = await ask_with_repairs(
+            self.model,
+            prompt,
+            PlanAnswer,
+            problems_of,
+            spent,
+            repairs=self.repairs,
+            max_tokens=self.max_tokens,
+            repair_template="repair.j2",
+            unusable="the answer was not a plan",
+            history=self.history,
+        )
+        return TaskGraph(tasks=[Task(**t.model_dump()) for t in answer.tasks])

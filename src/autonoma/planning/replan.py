@@ -8,13 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from pydantic import BaseModel, Field
 
-from autonoma.errors import ModelRefused, OutputInvalid
 from autonoma.llm import Model
-from autonoma.planning.decompose import PlanInvalid, PlannedTask
+from autonoma.planning.decompose import PlannedTask, ask_with_repairs
 from autonoma.planning.graph import Task, TaskGraph
 from autonoma.runtime.budget import BudgetSpent
 from autonoma.templating import render
@@ -107,32 +105,19 @@ class Replanner:
             remaining=remaining,
             max_tasks=self.max_tasks,
         )
-        messages: list[dict[str, Any]] = [{"role": "user", "content": prompt}]
-        problems: list[str] = []
-        for attempt in range(self.repairs + 1):
-            try:
-                response = await self.model.request(
-                    messages, output=ReplanAnswer, max_tokens=self.max_tokens, temperature=0.0
-                )
-            except (OutputInvalid, ModelRefused) as unusable:
-                spent.charge(unusable.prompt_tokens, unusable.completion_tokens, unusable.cost_usd)
-                problems = [f"the answer was not a list of tasks: {str(unusable)[:300]}"]
-                self.history.append(problems)
-                continue
-            usage = response.usage
-            spent.charge(usage.prompt_tokens, usage.completion_tokens, response.cost_usd)
-            answer: ReplanAnswer = response.data
-            problems = self._problems(answer.tasks, done, tools, files)
-            self.history.append(problems)
-            if not problems:
-                return _revised(graph, done, remaining, answer.tasks, attempt)
-            repair = render("autonoma.planning", "replan_repair.j2", problems=problems)
-            messages = [
-                *messages[:1],
-                {"role": "assistant", "content": response.text},
-                {"role": "user", "content": repair},
-            ]
-        raise PlanInvalid(problems, self.repairs + 1)
+        answer, repairs = await ask_with_repairs(
+            self.model,
+            prompt,
+            ReplanAnswer,
+            lambda answer: self._problems(answer.tasks, done, tools, files),
+            spent,
+            repairs=self.repairs,
+            max_tokens=self.max_tokens,
+            repair_template="replan_repair.j2",
+            unusable="the answer was not a list of tasks",
+            history=self.history,
+        )
+        return _revised(graph, done, remaining, answer.tasks, repairs)
 
     def _problems(
         self,
