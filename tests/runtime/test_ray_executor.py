@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from autonoma.runtime.executor import Job, JobChange, LocalExecutor, Schedule
+from tests.runtime.test_executor import fan
 
 ray_executor = pytest.importorskip("autonoma.runtime.executor.ray")
 RayExecutor = ray_executor.RayExecutor
@@ -22,17 +23,8 @@ ChannelError = ray_executor.ChannelError
 
 
 def graph() -> list[Job]:
-    """a fans out to b, c, d; e fans in from all three; g (one retry) needs f."""
-    return [
-        Job("a"),
-        Job("b", ("a",)),
-        Job("c", ("a",)),
-        Job("d", ("a",)),
-        Job("e", ("b", "c", "d")),
-        Job("f"),
-        Job("g", ("f",), retries=1),
-        Job("h", ("g",)),
-    ]
+    """The local tests' fan-out and fan-in, plus g (one retry) needing f, and h needing g."""
+    return [*fan(), Job("f"), Job("g", ("f",), retries=1), Job("h", ("g",))]
 
 
 def attempt(job: Job, inputs: Mapping[str, Any], n: int, *, fail: dict[str, int]) -> str:
