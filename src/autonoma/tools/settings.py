@@ -1,0 +1,76 @@
+"""What a person sets for the tools: the sandbox's limits, the web's guard, MCP servers, and
+when to retrieve tools instead of offering them all. Stored with a run's settings."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from autonoma.tools.base import Risk
+
+
+class SandboxSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    # bwrap: bubblewrap namespaces. unsafe: a plain child process with rlimits only, on the
+    # person's explicit say-so (recorded in the run, shown in red).
+    backend: Literal["bwrap", "docker", "unsafe"] = "bwrap"
+    cpu_s: int = Field(10, ge=1)  # CPU seconds
+    memory_mb: int = Field(512, ge=16)  # address space
+    file_mb: int = Field(50, ge=1)  # largest file it may write
+    processes: int = Field(64, ge=1)
+    wall_s: float = Field(30, gt=0)
+    output_chars: int = Field(20_000, ge=100)  # stdout and stderr, each, as the model sees them
+    python: str | None = None  # interpreter inside the sandbox; default: found on the host
+
+
+class WebSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    search: Literal["ddgs", "searxng"] = "ddgs"
+    searxng_url: str | None = None
+    # Hosts, addresses or networks the egress guard lets through although they are
+    # loopback, private or link-local ("127.0.0.1", "localhost", "10.0.0.0/8").
+    allow: list[str] = Field(default_factory=list)
+    max_bytes: int = Field(5_000_000, ge=1_000)  # a response body, at most
+    timeout_s: float = Field(20, gt=0)
+    max_redirects: int = Field(5, ge=0)
+
+
+class McpServer(BaseModel):
+    """One MCP server: a command to start (stdio) or a URL (streamable HTTP)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(pattern=r"^[A-Za-z][A-Za-z0-9_-]{0,31}$")  # prefix of its tools' names
+    command: list[str] | None = None
+    url: str | None = None
+    env: dict[str, str] = Field(default_factory=dict)
+    risk: Risk = Risk.EXECUTE  # what its tools may do, for approval
+    timeout_s: float = Field(60, gt=0)
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> McpServer:
+        if (self.command is None) == (self.url is None):
+            raise ValueError(f"MCP server {self.name!r}: give either a command or a url")
+        return self
+
+
+class RetrievalSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    threshold: int = Field(30, ge=1)  # more tools than this: offer only the k most relevant
+    k: int = Field(8, ge=1)
+
+
+class ToolSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
+    web: WebSettings = Field(default_factory=WebSettings)
+    mcp: list[McpServer] = Field(default_factory=list)
+    retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
+    # After outside content enters the context, write, execute and network commands need a
+    # person's approval even in continuous mode; False opts out.
+    approve_after_untrusted: bool = True
