@@ -1,0 +1,207 @@
+"""Tool retrieval: when the registry holds many tools, offer the model only the relevant ones.
+
+Past a threshold (`RetrievalSettings.threshold`), each step offers the always-on core (the
+file tools and task_complete) plus the `k` other tools whose name and description are most
+similar to the current task, by embedding cosine similarity: API-Bank's level 2 and Gorilla's
+retriever. The prompt's command listing and the action schema then stay the same size however
+many tools the registry holds.
+
+`ToolRetriever` embeds each tool's text once and keeps the vector; a tool added to the
+registry later (an MCP server connecting) or replaced under the same name with another
+description is embedded at the next call, and only it. The embedder is handed in by the agent
+layer (tools may not import memory): anything with a `name` and an async `embed(texts)`
+returning one row per text fits, such as `autonoma.memory.embeddings.MiniLMEmbedder`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from autonoma.errors import ModelError
+from autonoma.tools.base import Tool
+from autonoma.tools.files import CORE_TOOLS
+from autonoma.tools.settings import RetrievalSettings
+
+CORE_NAMES: tuple[str, ...] = tuple(tool.name for tool in CORE_TOOLS)
+"""Offered at every step whatever the task: the workspace's file tools and task_complete."""
+
+Matrix = npt.NDArray[np.float32]
+
+
+class TextEmbedder(Protocol):
+    """What tool retrieval needs of an embedder: `autonoma.memory.embeddings.Embedder` fits."""
+
+    @property
+    def name(self) -> str: ...
+
+    async def embed(self, texts: Sequence[str]) -> npt.ArrayLike:
+        """One vector per text, as rows (unit length or not: the retriever normalises)."""
+        ...
+
+
+def needs_retrieval(n_tools: int, settings: RetrievalSettings) -> bool:
+    """Whether a registry of `n_tools` tools is past the point of offering every tool."""
+    return n_tools > settings.threshold
+
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_NOT_WORD = re.compile(r"[^A-Za-z0-9]+")
+
+
+def name_words(name: str) -> str:
+    """`calendar_create_event`, `github.listIssues` -> `calendar create event`, `github list
+    Issues`: the words of a tool's name, as a sentence model reads them best."""
+    return " ".join(_NOT_WORD.sub(" ", _CAMEL.sub(" ", name)).split())
+
+
+def tool_text(tool: Tool) -> str:
+    """What a tool is found by: its name's words and its description."""
+    return f"{name_words(tool.name)}: {tool.description}"
+
+
+def step_query(task: str, thoughts: Mapping[str, Any] | None = None) -> list[str]:
+    """The texts to find tools for at a step: the task, then the latest thoughts' `text` and
+    `plan` (what the agent meant to do next), each non-empty one once."""
+    texts = [task]
+    for key in ("text", "plan"):
+        value = (thoughts or {}).get(key)
+        if isinstance(value, str):
+            texts.append(value)
+    out: list[str] = []
+    for text in (t.strip() for t in texts):
+        if text and text not in out:
+            out.append(text)
+    return out
+
+
+@dataclass(frozen=True)
+class Ranked:
+    tool: Tool
+    score: float  # cosine similarity with the closest query text
+
+
+@dataclass
+class _Embedded:
+    text: str
+    vector: Matrix
+
+
+class ToolRetriever:
+    """Finds the tools relevant to a step among many.
+
+    `tools` is iterated afresh at every call, so a live `ToolRegistry` that gains tools later
+    is followed. `core` names the tools offered at every step (names the registry lacks are
+    ignored); `text` makes the text a tool is embedded as.
+    """
+
+    def __init__(
+        self,
+        tools: Iterable[Tool],
+        embedder: TextEmbedder,
+        *,
+        k: int = 8,
+        core: Iterable[str] = CORE_NAMES,
+        text: Callable[[Tool], str] = tool_text,
+    ) -> None:
+        if k < 1:
+            raise ValueError(f"k must be at least 1, not {k}")
+        self.tools = tools
+        self.embedder = embedder
+        self.k = k
+        self.core = frozenset(core)
+        self.text = text
+        self._embedded: dict[str, _Embedded] = {}
+        self._lock = asyncio.Lock()
+        self._matrix: tuple[tuple[str, ...], Matrix] | None = None
+
+    @classmethod
+    def from_settings(
+        cls,
+        tools: Iterable[Tool],
+        embedder: TextEmbedder,
+        settings: RetrievalSettings,
+        *,
+        core: Iterable[str] = CORE_NAMES,
+    ) -> ToolRetriever:
+        return cls(tools, embedder, k=settings.k, core=core)
+
+    @property
+    def embedded(self) -> int:
+        """How many tools have a vector."""
+        return len(self._embedded)
+
+    async def refresh(self) -> list[Tool]:
+        """Embed the tools (core excepted) that have no vector yet, or whose text changed,
+        in one batch; the other tools, in registry order."""
+        async with self._lock:
+            others = [tool for tool in self.tools if tool.name not in self.core]
+            stale: list[tuple[str, str]] = []
+            for tool in others:
+                text = self.text(tool)
+                known = self._embedded.get(tool.name)
+                if known is None or known.text != text:
+                    stale.append((tool.name, text))
+            if stale:
+                vectors = await self._embed([text for _, text in stale])
+                for (name, text), vector in zip(stale, vectors, strict=True):
+                    self._embedded[name] = _Embedded(text, vector)
+                self._matrix = None
+            return others
+
+    async def rank(self, query: str | Sequence[str]) -> list[Ranked]:
+        """Every tool but the core, most relevant first (ties in registry order). A tool's
+        score is its cosine with the closest of the query's texts; with no text to go by,
+        every score is 0."""
+        others = await self.refresh()
+        if not others:
+            return []
+        texts = [query] if isinstance(query, str) else list(query)
+        texts = [text for text in texts if text.strip()]
+        if not texts:
+            return [Ranked(tool, 0.0) for tool in others]
+        matrix = self._stacked([tool.name for tool in others])
+        queries = await self._embed(texts)
+        if queries.shape[1] != matrix.shape[1]:
+            raise ModelError(
+                f"{self.embedder.name} gave queries {queries.shape[1]} dimensions but tools "
+                f"{matrix.shape[1]}: one retriever needs one embedder"
+            )
+        scores = (matrix @ queries.T).max(axis=1)
+        order = np.argsort(-scores, kind="stable")
+        return [Ranked(others[i], float(scores[i])) for i in order]
+
+    async def select(
+        self, query: str | Sequence[str], *, include: Iterable[str] = ()
+    ) -> list[Tool]:
+        """The tools to offer at a step: the core, the `k` most relevant others, and any
+        tools named in `include` (say, the command the last step used), in registry order.
+
+        `query` is the step's text, or several (see `step_query`): the task first, then the
+        latest thoughts."""
+        ranked = await self.rank(query)
+        chosen = {r.tool.name for r in ranked[: self.k]} | self.core | set(include)
+        return [tool for tool in self.tools if tool.name in chosen]
+
+    def _stacked(self, names: list[str]) -> Matrix:
+        key = tuple(names)
+        if self._matrix is None or self._matrix[0] != key:
+            self._matrix = (key, np.stack([self._embedded[name].vector for name in names]))
+        return self._matrix[1]
+
+    async def _embed(self, texts: list[str]) -> Matrix:
+        rows = np.asarray(await self.embedder.embed(texts), dtype=np.float32)
+        if rows.ndim != 2 or rows.shape[0] != len(texts):
+            raise ModelError(
+                f"{self.embedder.name} returned vectors of shape {rows.shape} for "
+                f"{len(texts)} texts"
+            )
+        norms = np.linalg.norm(rows, axis=1, keepdims=True)
+        unit: Matrix = (rows / np.maximum(norms, 1e-12)).astype(np.float32)
+        return unit

@@ -1,0 +1,208 @@
+"""Tool retrieval: the core plus the k most relevant tools, embedded once, in registry order."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+from pydantic import BaseModel
+
+from autonoma.errors import ModelError
+from autonoma.memory.embeddings import LexicalEmbedder, MiniLMEmbedder, Vectors
+from autonoma.tools import CORE_TOOLS, Tool, ToolRegistry
+from autonoma.tools.retrieval import (
+    CORE_NAMES,
+    ToolRetriever,
+    name_words,
+    needs_retrieval,
+    step_query,
+    tool_text,
+)
+from autonoma.tools.settings import RetrievalSettings
+
+
+class NoArgs(BaseModel):
+    pass
+
+
+def make(name: str, description: str) -> Tool:
+    return Tool(name, description, NoArgs, lambda: None, wants_context=False)
+
+
+DOMAIN = [
+    make("weather_forecast", "Get the weather forecast for a city: rain, wind, temperature."),
+    make("send_email", "Send an email message to a recipient address."),
+    make("stock_quote", "Look up the latest price of a stock ticker on the exchange."),
+    make("translate_text", "Translate text from one language into another language."),
+    make("calendar_add_event", "Add an event to the calendar at a date and time."),
+    make("unit_convert", "Convert a quantity between units: miles, kilometres, pounds."),
+    make("currency_convert", "Convert an amount of money between currencies at today's rate."),
+    make("recipe_search", "Find cooking recipes by ingredient or dish name."),
+]
+
+
+class Counting:
+    """The lexical embedder (deterministic, word overlap), recording every batch it gets."""
+
+    name = "counting"
+
+    def __init__(self) -> None:
+        self.inner = LexicalEmbedder()
+        self.calls: list[list[str]] = []
+
+    async def embed(self, texts: Sequence[str]) -> Vectors:
+        self.calls.append(list(texts))
+        return await self.inner.embed(texts)
+
+
+def test_retrieval_starts_past_the_threshold() -> None:
+    settings = RetrievalSettings(threshold=30, k=8)
+    assert not needs_retrieval(30, settings)
+    assert needs_retrieval(31, settings)
+
+
+def test_a_tool_is_found_by_its_names_words_and_description() -> None:
+    assert name_words("calendar_create_event") == "calendar create event"
+    assert name_words("github.listIssues") == "github list Issues"
+    assert name_words("mcp__fs--read") == "mcp fs read"
+    assert tool_text(DOMAIN[0]).startswith("weather forecast: Get the weather forecast")
+
+
+async def test_select_offers_the_core_and_the_k_most_relevant_in_registry_order() -> None:
+    registry = ToolRegistry([*DOMAIN[:4], *CORE_TOOLS, *DOMAIN[4:]])
+    retriever = ToolRetriever(registry, Counting(), k=2)
+    chosen = await retriever.select("miles to kilometres, and the weather forecast")
+    names = [t.name for t in chosen]
+    assert names == [
+        "weather_forecast",
+        *CORE_NAMES,
+        "unit_convert",
+    ]
+    ranked = await retriever.rank("miles to kilometres, and the weather forecast")
+    assert {r.tool.name for r in ranked[:2]} == {"weather_forecast", "unit_convert"}
+    assert [r.score for r in ranked] == sorted((r.score for r in ranked), reverse=True)
+    assert not {r.tool.name for r in ranked} & set(CORE_NAMES)  # the core is never ranked
+
+
+async def test_each_tool_is_embedded_once_and_a_tool_added_later_alone() -> None:
+    registry = ToolRegistry([*CORE_TOOLS, *DOMAIN[:6]])
+    embedder = Counting()
+    retriever = ToolRetriever(registry, embedder, k=3)
+    await retriever.select("rain tomorrow?")
+    assert embedder.calls == [[tool_text(t) for t in DOMAIN[:6]], ["rain tomorrow?"]]
+    await retriever.select("send an email")
+    assert embedder.calls[2:] == [["send an email"]]
+    assert retriever.embedded == 6
+
+    registry.add(DOMAIN[6])  # say, an MCP server connected
+    chosen = await retriever.select("how many euros is 20 dollars in currencies")
+    assert embedder.calls[3:] == [
+        [tool_text(DOMAIN[6])],
+        ["how many euros is 20 dollars in currencies"],
+    ]
+    assert "currency_convert" in [t.name for t in chosen]
+
+
+async def test_a_tool_replaced_with_another_description_is_embedded_again() -> None:
+    tools = [*DOMAIN[:3]]
+    embedder = Counting()
+    retriever = ToolRetriever(tools, embedder, k=1)
+    assert [t.name for t in await retriever.select("recipes with leeks")] != ["stock_quote"]
+    tools[2] = make("stock_quote", "Find cooking recipes with leeks and potatoes.")
+    assert [t.name for t in await retriever.select("recipes with leeks")] == ["stock_quote"]
+    assert embedder.calls[2] == [tool_text(tools[2])]
+
+
+async def test_fewer_tools_than_k_are_all_offered() -> None:
+    retriever = ToolRetriever([*CORE_TOOLS, *DOMAIN[:3]], Counting(), k=8)
+    assert await retriever.select("anything") == [*CORE_TOOLS, *DOMAIN[:3]]
+    assert await ToolRetriever(CORE_TOOLS, Counting()).select("anything") == CORE_TOOLS
+
+
+async def test_core_names_the_registry_lacks_are_ignored_and_the_core_can_be_chosen() -> None:
+    retriever = ToolRetriever(DOMAIN, Counting(), k=1, core=["send_email", "no_such_tool"])
+    chosen = await retriever.select("what is the weather forecast")
+    assert [t.name for t in chosen] == ["weather_forecast", "send_email"]
+
+
+async def test_include_adds_named_tools_on_top_of_k() -> None:
+    retriever = ToolRetriever(DOMAIN, Counting(), k=1, core=())
+    chosen = await retriever.select("weather forecast", include=["recipe_search", "nope"])
+    assert [t.name for t in chosen] == ["weather_forecast", "recipe_search"]
+
+
+async def test_several_query_texts_each_bring_their_closest_tool() -> None:
+    retriever = ToolRetriever(DOMAIN, Counting(), k=2, core=())
+    query = step_query(
+        "Plan my trip to Oslo",
+        {"text": "I should check the weather forecast", "plan": "- email the itinerary to Ann"},
+    )
+    assert query == [
+        "Plan my trip to Oslo",
+        "I should check the weather forecast",
+        "- email the itinerary to Ann",
+    ]
+    chosen = await retriever.select(query)
+    assert [t.name for t in chosen] == ["weather_forecast", "send_email"]
+
+
+def test_step_query_skips_empty_and_repeated_texts() -> None:
+    assert step_query("task") == ["task"]
+    assert step_query(" task ", {"text": "task", "plan": "", "speak": "x"}) == ["task"]
+    assert step_query("task", {"plan": ["not", "text"]}) == ["task"]
+
+
+async def test_with_no_query_text_the_registry_order_decides() -> None:
+    retriever = ToolRetriever(DOMAIN, Counting(), k=2, core=())
+    assert await retriever.select(["", "  "]) == DOMAIN[:2]
+    assert [r.score for r in await retriever.rank("")] == [0.0] * len(DOMAIN)
+
+
+async def test_ties_keep_registry_order() -> None:
+    twins = [make(f"tool_{i}", "Same words for every one.") for i in range(5)]
+    retriever = ToolRetriever(twins, Counting(), k=3, core=())
+    ranked = await retriever.rank("tool same words")
+    assert [r.tool.name for r in ranked] == [t.name for t in twins]
+
+
+async def test_from_settings_takes_k() -> None:
+    retriever = ToolRetriever.from_settings(DOMAIN, Counting(), RetrievalSettings(k=3))
+    assert retriever.k == 3
+    assert len(await retriever.select("weather")) == 3
+    with pytest.raises(ValueError, match="k must be at least 1"):
+        ToolRetriever(DOMAIN, Counting(), k=0)
+
+
+class Broken:
+    name = "broken"
+
+    async def embed(self, texts: Sequence[str]) -> Vectors:
+        return np.ones((len(texts) + 1, 4), dtype=np.float32)
+
+
+async def test_an_embedder_giving_the_wrong_shape_is_a_model_error() -> None:
+    with pytest.raises(ModelError, match="broken returned vectors of shape"):
+        await ToolRetriever(DOMAIN, Broken()).select("weather")
+
+
+@pytest.mark.e2e
+async def test_minilm_finds_the_right_tool_for_requests_that_share_no_words_with_it() -> None:
+    tools = [
+        *DOMAIN,
+        make("flight_search", "Search for airline flights between two airports on a date."),
+        make("restaurant_book", "Reserve a table at a restaurant for a party."),
+        make("timer_start", "Start a countdown timer that rings after a duration."),
+        make("news_headlines", "Fetch the top news headlines for a topic."),
+    ]
+    retriever = ToolRetriever([*CORE_TOOLS, *tools], MiniLMEmbedder(), k=2)
+    for request, right in [
+        ("Should I bring an umbrella to Lisbon tomorrow?", "weather_forecast"),
+        ("How much is Apple trading at right now?", "stock_quote"),
+        ("Let Maria know by mail that I'm running late", "send_email"),
+        ("Ring me in 15 minutes so I don't burn the pasta", "timer_start"),
+        ("What is 'good morning' in Japanese?", "translate_text"),
+    ]:
+        names = [t.name for t in await retriever.select(request)]
+        assert right in names, (request, names)
+        assert len(names) == len(CORE_NAMES) + 2
