@@ -5,12 +5,14 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+import tomllib
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
 from rich.table import Table
@@ -45,6 +47,7 @@ from autonoma.planning.graph import Task, TaskGraph, render_dot, render_tree
 from autonoma.planning.picture import render_svg
 from autonoma.runtime.budget import BudgetLimits
 from autonoma.runtime.store import RunRecord, RunStore
+from autonoma.tools.settings import TOOL_GROUPS, ToolSettings
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="autonoma: autonomous agents")
 models_app = typer.Typer(help="List and fetch embedded models.", invoke_without_command=True)
@@ -133,8 +136,8 @@ def load_model(spec: str) -> Model:
 
 
 def choose_approver(continuous: bool, view_console: Console) -> Approver | None:
-    if continuous:
-        return None
+    """The person at the terminal, if there is one. A continuous run asks only when outside
+    content has entered its context (unless the person trusts outside content)."""
     if not sys.stdin.isatty():
         return RefuseWithoutTerminal()
     return ConsoleApprover(view_console)
@@ -287,10 +290,37 @@ def run(
         "--ray-address",
         help="with --executor ray: the cluster's HOST:PORT (or auto); default: start Ray here",
     ),
+    tools: str = typer.Option(
+        ",".join(TOOL_GROUPS),
+        "--tools",
+        help="built-in tools besides files: a comma list of calculator, code, web, person; or none",
+    ),
+    tool_settings: Path | None = typer.Option(
+        None,
+        "--tool-settings",
+        help="a JSON or TOML file of tool settings: sandbox limits, web guard, MCP servers, "
+        "tool retrieval (docs/tools.md)",
+    ),
+    allow_hosts: list[str] = typer.Option(
+        [], "--allow-host", help="let web tools reach this private host or network (repeatable)"
+    ),
+    unsafe_code: bool = typer.Option(
+        False,
+        "--unsafe-code",
+        help="run code WITHOUT the bubblewrap sandbox (rlimits only): only on a machine you "
+        "can lose",
+    ),
+    trust_outside: bool = typer.Option(
+        False,
+        "--trust-outside",
+        help="continuous runs: do not ask before risky commands once web or API content is "
+        "in the context",
+    ),
 ) -> None:
     """Pursue GOAL with an autonomous agent, showing each step live."""
     if not goal.strip():
         raise typer.BadParameter("the goal is empty; say what the agent should achieve")
+    tool_config = tool_settings_from(tool_settings, tools, allow_hosts, unsafe_code, trust_outside)
     identity = identity_from_options(goal, name, role, goals)
     limits = limits_from(max_steps, max_tokens, budget_usd, max_minutes)
     for value, allowed, option in (
@@ -320,6 +350,7 @@ def run(
             "replans": replans,
             "executor": executor,
             "ray_address": ray_address,
+            "tools": tool_config,
         }
     )
     check_placement(settings)  # an unreachable Ray cluster fails here, before the run exists
@@ -336,6 +367,36 @@ def run(
         return record
 
     drive(store, llm, as_json, begin)
+
+
+def tool_settings_from(
+    path: Path | None, groups: str, allow: list[str], unsafe: bool, trust_outside: bool
+) -> ToolSettings:
+    """Tool settings from a file (if given), then the options on top."""
+    data: dict[str, Any] = {}
+    if path is not None:
+        try:
+            text = path.read_text(encoding="utf-8")
+            data = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
+        except (OSError, ValueError) as error:
+            raise typer.BadParameter(f"cannot read the tool settings {path}: {error}") from None
+    try:
+        settings = ToolSettings.model_validate(data)
+    except ValidationError as error:
+        raise typer.BadParameter(f"the tool settings in {path} are not valid: {error}") from None
+    chosen = [g.strip() for g in groups.split(",") if g.strip() and g.strip() != "none"]
+    unknown = [g for g in chosen if g not in TOOL_GROUPS]
+    if unknown:
+        raise typer.BadParameter(
+            f"--tools takes {', '.join(TOOL_GROUPS)} or none, not {', '.join(unknown)}"
+        )
+    settings.groups = [g for g in TOOL_GROUPS if g in chosen]
+    settings.web.allow = [*settings.web.allow, *allow]
+    if unsafe:
+        settings.sandbox.backend = "unsafe"
+    if trust_outside:
+        settings.approve_after_untrusted = False
+    return settings
 
 
 def memory_owner(store: RunStore, run_id: str | None) -> str | None:

@@ -167,10 +167,18 @@ class ConsoleApprover:
         self.console.print(
             Text(f"\nApprove this {request.risk} command?\n  {shown}", style="bold yellow")
         )
+        if request.reason:
+            self.console.print(Text(f"  asked because {request.reason}", style="yellow"))
         answer = await asyncio.to_thread(
             self.console.input, "[y]es / [n]o / y N (approve N in a row) / or type feedback: "
         )
         return parse_answer(answer)
+
+    async def ask(self, question: str) -> str | None:
+        """The agent's question (`ask_person`), answered at the terminal."""
+        self.console.print(Text(f"\nThe agent asks: {neutralise(question)}", style="bold cyan"))
+        answer = await asyncio.to_thread(self.console.input, "your answer: ")
+        return answer.strip() or None
 
 
 def parse_answer(answer: str) -> Decision:

@@ -14,7 +14,7 @@ from autonoma.agent.action import action_schema, parse_action
 from autonoma.agent.approval import ApprovalRequest, Decision, RefuseWithoutTerminal
 from autonoma.agent.identity import AgentIdentity, generate_identity
 from autonoma.agent.loop import Agent, AgentConfig
-from autonoma.agent.session import RunSettings, create_run, default_tools, run_agent
+from autonoma.agent.session import RunSettings, create_run, default_tools, run_agent, run_tools
 from autonoma.errors import ConfigError, ModelUnavailable
 from autonoma.llm import LLMSettings, ScriptedModel
 from autonoma.llm.base import CompletionRequest
@@ -115,7 +115,8 @@ async def test_the_request_carries_the_action_schema_and_system_prompt(
     await start(store, model, tmp_path)
     request = model.requests[0]
     assert request.mode == "json_schema"
-    assert request.schema == action_schema(default_tools())
+    settings = RunSettings(model="scripted", continuous=True, memory=False)
+    assert request.schema == action_schema(run_tools(settings, memory=False))
     system = request.messages[0].content
     assert request.messages[0].role == "system"
     for expected in ("HaikuGPT", "Write a haiku about autumn", "write_file(path: string", "left"):

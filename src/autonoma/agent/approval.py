@@ -15,6 +15,7 @@ class ApprovalRequest:
     arguments: dict[str, Any]
     risk: Risk
     speak: str
+    reason: str = ""  # why a person is asked when the run is continuous (outside content)
 
 
 @dataclass(frozen=True)
@@ -31,16 +32,27 @@ class Approver(Protocol):
     async def __call__(self, request: ApprovalRequest) -> Decision: ...
 
 
+class Asker(Protocol):
+    """An approver that can also put a question to the person (`ask_person`)."""
+
+    async def ask(self, question: str) -> str | None: ...
+
+
 class RefuseWithoutTerminal:
     """Used when nobody can answer (standard input is not a terminal and the run is not
     continuous): the command is refused with a reason, never a hang."""
 
     async def __call__(self, request: ApprovalRequest) -> Decision:
+        if request.reason:
+            why = f"{request.reason}, so {request.command} needs a person's approval"
+            rerun = ""
+        else:
+            why = f"{request.command} needs a person's approval ({request.risk} risk)"
+            rerun = "; the person can rerun with --continuous"
         return Decision(
             kind="feedback",
             feedback=(
-                f"{request.command} needs a person's approval ({request.risk} risk), but no one "
-                "is at a terminal to give it, so it was not run. Use commands that only read, "
-                "or finish with task_complete; the person can rerun with --continuous."
+                f"{why}, but no one is at a terminal to give it, so it was not run. Use "
+                f"commands that only read, or finish with task_complete{rerun}."
             ),
         )

@@ -59,6 +59,9 @@ class AgentConfig:
     seed: int | None = None  # set: step n samples with seed + n, so a run can be replayed
     context: ContextLimits | None = None  # default: from the model's context window
     summary_batch: int = 4  # aged-out steps folded into the rolling summary a model call
+    # Once outside content (a web page, an API's answer) is in the context, risky commands
+    # need a person's approval even when continuous: the content may be an injection.
+    approve_after_untrusted: bool = True
 
 
 @dataclass
@@ -109,6 +112,7 @@ class Agent:
         listeners: list[EventListener] | None = None,
         memory: AgentMemory | None = None,
         summariser: Summariser | None = None,
+        extras: dict[str, Any] | None = None,
     ) -> None:
         self.model = model
         self.tools = tools
@@ -118,6 +122,8 @@ class Agent:
         self.listeners = listeners or []
         self.memory = memory
         self.summariser = summariser
+        # what tools use besides the workspace: the sandbox, the egress guard, ... (by key)
+        self.extras = extras or {}
         self.limits = self.config.context or ContextLimits.for_window(
             model.context_window, self.config.max_answer_tokens
         )
@@ -125,6 +131,7 @@ class Agent:
         self._schema = action_schema(tools)
         self._approved_ahead = 0
         self._budget: SharedBudget | None = None  # the run's, while it runs
+        self._outside_from: int | None = None  # the first step that brought outside content
 
     # -- events ---------------------------------------------------------------------------
 
@@ -142,7 +149,10 @@ class Agent:
         run = await asyncio.to_thread(self.store.get_run, run_id)
         identity = AgentIdentity.model_validate(run.identity)
         workspace = Workspace(Path(run.workspace))
-        context = ToolContext(workspace=workspace)
+        context = ToolContext(workspace=workspace, extras={"model": self.model, **self.extras})
+        ask = getattr(self.approver, "ask", None)
+        if ask is not None and not self.config.continuous:
+            context.extras["ask_person"] = ask
         steps = await asyncio.to_thread(self.store.steps, run_id)
         spent = run.spent.model_copy()  # this run's own spending, as stored
         # its total, with what the runs serving it (sub-agents) spent, is what limits it
@@ -158,6 +168,7 @@ class Agent:
         if self.memory is not None:
             context.extras.update(memory=self.memory)
         await self._close_interrupted(run_id, steps)
+        self._outside_from = next((s.n for s in steps if s.untrusted), None)
         steps = await asyncio.to_thread(self.store.steps, run_id)
         await asyncio.to_thread(self.store.set_status, run_id, "running", "", spent)
         await self.emit(run_id, "run_started", resumed=bool(steps), identity=run.identity)
@@ -308,6 +319,7 @@ class Agent:
             task=run.goal,
             tools=list(self.tools),
             approval=not self.config.continuous,
+            outside=self._outside_from is not None,
             files=listing,
             budget_left=describe_left(
                 self.config.limits, self._budget.spent if self._budget else spent
@@ -431,7 +443,12 @@ class Agent:
         observation = truncate(result.output, self.config.max_observation_chars)
         status = "denied" if denied else "done"
         step = step.model_copy(
-            update={"status": status, "observation": observation, "ok": result.ok}
+            update={
+                "status": status,
+                "observation": observation,
+                "ok": result.ok,
+                "untrusted": result.untrusted,
+            }
         )
         await asyncio.to_thread(
             self.store.finish_step,
@@ -441,7 +458,10 @@ class Agent:
             observation=observation,
             ok=result.ok,
             spent=spent,
+            untrusted=result.untrusted,
         )
+        if result.untrusted and self._outside_from is None:
+            self._outside_from = n
         await self.emit(
             run.id, "step_result", n, ok=result.ok, observation=observation, status=step.status
         )
@@ -467,8 +487,11 @@ class Agent:
         tool = self.tools.get(action.command)
         if tool is None:  # only possible with an unconstrained backend that slipped
             return ToolResult(False, f"error: there is no command {action.command!r}"), False
-        if tool.risk is not Risk.READ and not self.config.continuous:
-            decision = await self._approve(run_id, n, action, tool.risk)
+        reason = ""
+        if self._outside_from is not None and self.config.approve_after_untrusted:
+            reason = f"outside content entered the context at step {self._outside_from}"
+        if tool.risk is not Risk.READ and (reason or not self.config.continuous):
+            decision = await self._approve(run_id, n, action, tool.risk, reason)
             if decision.kind == "no":
                 return ToolResult(False, f"the person refused to run {action.command}"), True
             if decision.kind == "feedback":
@@ -476,12 +499,18 @@ class Agent:
                 return ToolResult(False, said), True
         return await tool.run(context, action.arguments), False
 
-    async def _approve(self, run_id: str, n: int, action: Action, risk: Risk) -> Decision:
+    async def _approve(
+        self, run_id: str, n: int, action: Action, risk: Risk, reason: str = ""
+    ) -> Decision:
         if self._approved_ahead > 0:
             self._approved_ahead -= 1
             return Decision(kind="yes")
-        request = ApprovalRequest(n, action.command, action.arguments, risk, action.thoughts.speak)
-        await self.emit(run_id, "approval_asked", n, command=action.command, risk=str(risk))
+        request = ApprovalRequest(
+            n, action.command, action.arguments, risk, action.thoughts.speak, reason
+        )
+        await self.emit(
+            run_id, "approval_asked", n, command=action.command, risk=str(risk), reason=reason
+        )
         decision = await self.approver(request)
         self._approved_ahead = max(0, decision.times - 1) if decision.kind == "yes" else 0
         await self.emit(

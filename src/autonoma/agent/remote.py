@@ -383,6 +383,7 @@ class Applier:
                 observation=args["observation"],
                 ok=args["ok"],
                 spent=spent,
+                untrusted=args.get("untrusted", False),
             )
         elif method == "set_status":
             store.set_status(run_id, args["status"], args["reason"], spent)
@@ -534,6 +535,7 @@ class ReportingStore(RunStore):
         observation: str,
         ok: bool,
         spent: BudgetSpent | None = None,
+        untrusted: bool = False,
     ) -> None:
         self._report(
             "finish_step",
@@ -543,8 +545,17 @@ class ReportingStore(RunStore):
             observation=observation,
             ok=ok,
             spent=_dump(spent),
+            untrusted=untrusted,
         )
-        super().finish_step(run_id, n, status=status, observation=observation, ok=ok, spent=spent)
+        super().finish_step(
+            run_id,
+            n,
+            status=status,
+            observation=observation,
+            ok=ok,
+            spent=spent,
+            untrusted=untrusted,
+        )
 
     def add_event(
         self, run_id: str, kind: str, data: dict[str, Any], step: int | None = None

@@ -35,6 +35,9 @@ from autonoma.planning.replan import Replanner
 from autonoma.runtime.budget import BudgetLimits, BudgetSpent
 from autonoma.runtime.store import RunRecord, RunStore, default_home, new_run_id
 from autonoma.tools import CORE_TOOLS, ToolRegistry, Workspace
+from autonoma.tools.calculator import calculator
+from autonoma.tools.person import ask_person
+from autonoma.tools.settings import ToolSettings
 
 DEFAULT_MODEL = "local:qwen2.5-coder-1.5b"
 """The embedded model that achieved the demo goal on a 2-core laptop (docs/benchmarks.md)."""
@@ -60,6 +63,7 @@ class RunSettings(BaseModel):
     replans: int = Field(2, ge=0)  # planned: revisions of the rest after a task fails for good
     executor: Literal["local", "ray"] = "local"  # planned: where tasks run (docs/planning.md)
     ray_address: str | None = None  # executor ray: a cluster to join; default: start Ray here
+    tools: ToolSettings = Field(default_factory=ToolSettings)
 
 
 def memory_path(store: RunStore, embedder: Embedder) -> Path:
@@ -85,6 +89,17 @@ def default_tools(*, memory: bool = False, subagents: bool = False) -> ToolRegis
     return ToolRegistry(
         [*CORE_TOOLS, *(MEMORY_TOOLS if memory else []), *(SUB_AGENT_TOOLS if subagents else [])]
     )
+
+
+def run_tools(settings: RunSettings, *, memory: bool) -> ToolRegistry:
+    """The commands a run offers: files and task_complete, then what its settings add."""
+    registry = default_tools(memory=memory, subagents=settings.subagents)
+    groups = settings.tools.groups
+    if "calculator" in groups:
+        registry.add(calculator)
+    if "person" in groups and not settings.continuous:  # nobody would answer
+        registry.add(ask_person)
+    return registry
 
 
 async def create_run(
@@ -181,7 +196,7 @@ async def _run_with(
         run_memory(store, model, run, settings, embedder) as memory,
         placement(settings, store, model, approver, listeners) as place,  # Ray: connected
     ):
-        registry = tools or default_tools(memory=memory is not None, subagents=settings.subagents)
+        registry = tools or run_tools(settings, memory=memory is not None)
 
         def make_agent(limits: BudgetLimits) -> Agent:
             return Agent(
@@ -189,7 +204,10 @@ async def _run_with(
                 registry,
                 store,
                 config=AgentConfig(
-                    limits=limits, continuous=settings.continuous, seed=settings.seed
+                    limits=limits,
+                    continuous=settings.continuous,
+                    seed=settings.seed,
+                    approve_after_untrusted=settings.tools.approve_after_untrusted,
                 ),
                 approver=approver,
                 listeners=listeners,

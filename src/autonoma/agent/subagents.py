@@ -69,6 +69,7 @@ async def _drive(agent: Agent, child: RunRecord, budget: SharedBudget) -> RunOut
         listeners=agent.listeners,
         memory=None,
         summariser=agent.summariser,
+        extras=agent.extras,
     )
     return await helper.run(child.id, within=budget)
 

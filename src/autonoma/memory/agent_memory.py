@@ -73,6 +73,9 @@ class AgentMemory:
         )
         outcome = "failed" if step.ok is False else "returned"
         result = f"{step.command} at step {step.n} {outcome}: {step.observation or step.status}"
+        if step.untrusted:  # recalled later, it must still read as the page's words, not ours
+            said = json.dumps(step.observation or "", ensure_ascii=False)
+            result = f"{step.command} at step {step.n} {outcome} outside content (data): {said}"
         return [
             NewRecord(
                 agent=self.agent, run_id=self.run_id, kind="action", text=action, created_at=at

@@ -63,6 +63,7 @@ CREATE TABLE IF NOT EXISTS steps (
     cost_usd REAL NOT NULL DEFAULT 0,
     started_at REAL NOT NULL,
     finished_at REAL,
+    untrusted INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (run_id, n)
 );
 CREATE TABLE IF NOT EXISTS events (
@@ -76,7 +77,10 @@ CREATE TABLE IF NOT EXISTS events (
 CREATE INDEX IF NOT EXISTS events_by_run ON events(run_id, id);
 """
 
-_ADDED_COLUMNS = {"runs": ["parent_id TEXT", "task_id TEXT"]}
+_ADDED_COLUMNS = {
+    "runs": ["parent_id TEXT", "task_id TEXT"],
+    "steps": ["untrusted INTEGER NOT NULL DEFAULT 0"],
+}
 """Columns added after a store was first created: added on open to a store that lacks them."""
 
 
@@ -114,6 +118,7 @@ class StepRecord(BaseModel):
     cost_usd: float = 0.0
     started_at: float
     finished_at: float | None = None
+    untrusted: bool = False  # the observation came from outside: data, not instructions
 
 
 class EventRecord(BaseModel):
@@ -316,7 +321,9 @@ class RunStore:
         """Record a step's intent (and the budget it spent) before its tool runs."""
         with self._tx() as db:
             db.execute(
-                "INSERT INTO steps VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "INSERT INTO steps (run_id, n, status, thoughts, command, arguments, "
+                "observation, ok, prompt_tokens, completion_tokens, cost_usd, started_at, "
+                "finished_at, untrusted) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     step.run_id,
                     step.n,
@@ -331,6 +338,7 @@ class RunStore:
                     step.cost_usd,
                     step.started_at,
                     step.finished_at,
+                    int(step.untrusted),
                 ),
             )
             _save_spent(db, step.run_id, spent)
@@ -344,12 +352,13 @@ class RunStore:
         observation: str,
         ok: bool,
         spent: BudgetSpent | None = None,
+        untrusted: bool = False,
     ) -> None:
         with self._tx() as db:
             db.execute(
-                "UPDATE steps SET status = ?, observation = ?, ok = ?, finished_at = ? "
-                "WHERE run_id = ? AND n = ?",
-                (status, observation, int(ok), time.time(), run_id, n),
+                "UPDATE steps SET status = ?, observation = ?, ok = ?, finished_at = ?, "
+                "untrusted = ? WHERE run_id = ? AND n = ?",
+                (status, observation, int(ok), time.time(), int(untrusted), run_id, n),
             )
             if spent is not None:
                 _save_spent(db, run_id, spent)
@@ -433,4 +442,5 @@ def _step(row: sqlite3.Row) -> StepRecord:
         cost_usd=row["cost_usd"],
         started_at=row["started_at"],
         finished_at=row["finished_at"],
+        untrusted=bool(row["untrusted"]),
     )

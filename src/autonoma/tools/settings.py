@@ -36,6 +36,13 @@ class WebSettings(BaseModel):
     max_bytes: int = Field(5_000_000, ge=1_000)  # a response body, at most
     timeout_s: float = Field(20, gt=0)
     max_redirects: int = Field(5, ge=0)
+    search_results: int = Field(8, ge=1, le=50)  # results web_search gives
+    output_chars: int = Field(20_000, ge=200)  # of an http_request body, as the model sees it
+    # browse_website reads a page in chunks of this many characters, at most max_chunks of
+    # them (the ones sharing most words with the question), one model call each
+    chunk_chars: int = Field(4_000, ge=500)
+    max_chunks: int = Field(4, ge=1)
+    max_links: int = Field(20, ge=0)  # links browse_website lists
 
 
 class McpServer(BaseModel):
@@ -48,7 +55,11 @@ class McpServer(BaseModel):
     url: str | None = None
     env: dict[str, str] = Field(default_factory=dict)
     risk: Risk = Risk.EXECUTE  # what its tools may do, for approval
-    timeout_s: float = Field(60, gt=0)
+    timeout_s: float = Field(60, gt=0)  # one tool call, at most
+    start_timeout_s: float = Field(30, gt=0)  # starting or reaching it and listing its tools
+    # A server that cannot be started or reached stops the run with an McpError naming it;
+    # an optional one is left out with a warning instead, and the run goes on without it.
+    optional: bool = False
 
     @model_validator(mode="after")
     def _one_transport(self) -> McpServer:
@@ -64,9 +75,15 @@ class RetrievalSettings(BaseModel):
     k: int = Field(8, ge=1)
 
 
+ToolGroup = Literal["calculator", "code", "web", "person"]
+TOOL_GROUPS: tuple[ToolGroup, ...] = ("calculator", "code", "web", "person")
+
+
 class ToolSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
+    # Built-in tools besides the workspace files and task_complete, always offered.
+    groups: list[ToolGroup] = Field(default_factory=lambda: list(TOOL_GROUPS))
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     web: WebSettings = Field(default_factory=WebSettings)
     mcp: list[McpServer] = Field(default_factory=list)

@@ -1,0 +1,60 @@
+"""Tool settings from a file and the run command's options."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import typer
+
+from autonoma.cli import tool_settings_from
+
+
+def test_a_toml_file_then_the_options_on_top(tmp_path: Path) -> None:
+    path = tmp_path / "tools.toml"
+    path.write_text(
+        '[web]\nallow = ["10.0.0.5"]\n[sandbox]\ncpu_s = 3\n'
+        '[[mcp]]\nname = "notes"\ncommand = ["python", "notes_server.py"]\n'
+    )
+    settings = tool_settings_from(path, "web,code", ["127.0.0.1"], True, True)
+    assert settings.groups == ["code", "web"]
+    assert settings.web.allow == ["10.0.0.5", "127.0.0.1"]
+    assert settings.sandbox.cpu_s == 3 and settings.sandbox.backend == "unsafe"
+    assert settings.mcp[0].name == "notes" and settings.mcp[0].command == [
+        "python",
+        "notes_server.py",
+    ]
+    assert settings.approve_after_untrusted is False
+
+
+def test_defaults_and_none() -> None:
+    settings = tool_settings_from(None, "calculator,code,web,person", [], False, False)
+    assert settings.groups == ["calculator", "code", "web", "person"]
+    assert settings.sandbox.backend == "bwrap" and settings.approve_after_untrusted
+    assert tool_settings_from(None, "none", [], False, False).groups == []
+
+
+@pytest.mark.parametrize(
+    ("content", "suffix", "said"),
+    [
+        ("{not json", ".json", "cannot read the tool settings"),
+        (json.dumps({"mcp": [{"name": "x"}]}), ".json", "give either a command or a url"),
+        (json.dumps({"sandbox": {"cpu_s": 0}}), ".json", "greater than or equal to 1"),
+        (json.dumps({"surprise": 1}), ".json", "Extra inputs are not permitted"),
+    ],
+)
+def test_bad_settings_are_clear_errors(
+    tmp_path: Path, content: str, suffix: str, said: str
+) -> None:
+    path = tmp_path / f"tools{suffix}"
+    path.write_text(content)
+    with pytest.raises(typer.BadParameter, match=said):
+        tool_settings_from(path, "none", [], False, False)
+
+
+def test_unknown_groups_and_missing_files_are_named(tmp_path: Path) -> None:
+    with pytest.raises(typer.BadParameter, match="not browser"):
+        tool_settings_from(None, "web,browser", [], False, False)
+    with pytest.raises(typer.BadParameter, match="cannot read"):
+        tool_settings_from(tmp_path / "absent.json", "none", [], False, False)
