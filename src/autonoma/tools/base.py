@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, get_type_hints
 
+from jsonschema import Draft202012Validator
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from autonoma.llm import ToolSpec
@@ -46,8 +47,23 @@ class ToolResult:
 ToolFunction = Callable[..., Any]
 
 
+class RawArguments(BaseModel):
+    """The `args_model` of a tool that brings its own JSON Schema (`Tool.parameters`)."""
+
+    model_config = ConfigDict(extra="allow")
+
+
 @dataclass(frozen=True)
 class Tool:
+    """A command the model may call.
+
+    Its arguments are described either by `args_model` (a pydantic model: the usual case, see
+    `@tool`) or, for a tool that arrives with a JSON Schema (an MCP server's), by `parameters`:
+    then `spec()` and `signature()` use that schema, `run()` validates the arguments against
+    it with jsonschema, and the function receives them as one dict (`function(arguments)`,
+    or `function(context, arguments)`), since their names need not be Python identifiers.
+    """
+
     name: str
     description: str
     args_model: type[BaseModel]
@@ -55,31 +71,73 @@ class Tool:
     risk: Risk = Risk.READ
     timeout_s: float = 60.0
     wants_context: bool = True
+    parameters: dict[str, Any] | None = field(default=None, hash=False)
 
-    def spec(self) -> ToolSpec:
+    @classmethod
+    def from_schema(
+        cls,
+        name: str,
+        description: str,
+        parameters: dict[str, Any],
+        function: ToolFunction,
+        *,
+        risk: Risk = Risk.READ,
+        timeout_s: float = 60.0,
+        wants_context: bool = False,
+    ) -> Tool:
+        """A tool whose arguments are a JSON Schema object. Raises jsonschema's SchemaError
+        when `parameters` is not a valid schema."""
+        Draft202012Validator.check_schema(parameters)
+        return cls(
+            name=name,
+            description=description,
+            args_model=RawArguments,
+            function=function,
+            risk=risk,
+            timeout_s=timeout_s,
+            wants_context=wants_context,
+            parameters=parameters,
+        )
+
+    def _schema(self) -> dict[str, Any]:
+        if self.parameters is not None:
+            return dict(self.parameters)
         schema = self.args_model.model_json_schema()
         schema.pop("title", None)
-        return ToolSpec(name=self.name, description=self.description, parameters=schema)
+        return schema
+
+    def spec(self) -> ToolSpec:
+        return ToolSpec(name=self.name, description=self.description, parameters=self._schema())
 
     def signature(self) -> str:
         """`write_file(path: string, text: string)`: how the prompt lists the command."""
-        props = self.args_model.model_json_schema().get("properties", {})
-        args = ", ".join(f"{n}: {p.get('type', 'any')}" for n, p in props.items())
+        props = self._schema().get("properties", {})
+        args = ", ".join(f"{n}: {_type_name(p)}" for n, p in props.items())
         return f"{self.name}({args})"
 
     async def run(self, context: ToolContext, arguments: dict[str, Any]) -> ToolResult:
         """Validate and run. Bad arguments, exceptions and timeouts become a failed result
         carrying the error verbatim; they never escape."""
-        try:
-            args = self.args_model.model_validate(arguments)
-        except ValidationError as err:
-            return ToolResult(False, f"error: invalid arguments for {self.name}: {err}")
-        kwargs = {name: getattr(args, name) for name in type(args).model_fields}
         call: Callable[[], Any]
-        if self.wants_context:
-            call = lambda: self.function(context, **kwargs)  # noqa: E731
+        if self.parameters is not None:
+            problems = _schema_problems(self.parameters, arguments)
+            if problems:
+                return ToolResult(False, f"error: invalid arguments for {self.name}: {problems}")
+            given = dict(arguments)
+            if self.wants_context:
+                call = lambda: self.function(context, given)  # noqa: E731
+            else:
+                call = lambda: self.function(given)  # noqa: E731
         else:
-            call = lambda: self.function(**kwargs)  # noqa: E731
+            try:
+                args = self.args_model.model_validate(arguments)
+            except ValidationError as err:
+                return ToolResult(False, f"error: invalid arguments for {self.name}: {err}")
+            kwargs = {name: getattr(args, name) for name in type(args).model_fields}
+            if self.wants_context:
+                call = lambda: self.function(context, **kwargs)  # noqa: E731
+            else:
+                call = lambda: self.function(**kwargs)  # noqa: E731
         try:
             # asyncio.timeout, not wait_for: on 3.11 wait_for can swallow a cancellation
             # (Ctrl-C) that lands as the tool finishes, and the run would go on.
@@ -95,6 +153,29 @@ class Tool:
         if isinstance(value, ToolResult):
             return value
         return ToolResult(True, "" if value is None else str(value))
+
+
+def _type_name(prop: Any) -> str:
+    """A property's JSON type for the prompt: "string", "integer|null", or "any"."""
+    kind = prop.get("type") if isinstance(prop, dict) else None
+    if isinstance(kind, str):
+        return kind
+    if isinstance(kind, list) and kind and all(isinstance(k, str) for k in kind):
+        return "|".join(kind)
+    return "any"
+
+
+def _schema_problems(schema: dict[str, Any], arguments: Any, most: int = 5) -> str:
+    """What is wrong with `arguments` under `schema`, one line per problem, or "" if nothing."""
+    found = Draft202012Validator(schema).iter_errors(arguments)
+    errors = sorted(found, key=lambda e: [str(p) for p in e.absolute_path])
+    lines = [
+        f"at {'/'.join(str(p) for p in e.absolute_path) or '(top level)'}: {e.message}"
+        for e in errors[:most]
+    ]
+    if len(errors) > most:
+        lines.append(f"and {len(errors) - most} more")
+    return "; ".join(lines)
 
 
 _ARG_LINE = re.compile(r"^\s{2,}(\w+)(?:\s*\([^)]*\))?:\s*(.+)$")
