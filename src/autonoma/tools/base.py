@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -45,6 +47,15 @@ class ToolResult:
 
 
 ToolFunction = Callable[..., Any]
+
+
+@functools.cache
+def _model_schema(model: type[BaseModel]) -> str:
+    """An arguments model's JSON Schema, as text: pydantic takes about half a millisecond to
+    make one, and every agent asks for every tool's at every start and in every prompt."""
+    schema = model.model_json_schema()
+    schema.pop("title", None)
+    return json.dumps(schema)
 
 
 class RawArguments(BaseModel):
@@ -102,9 +113,7 @@ class Tool:
     def _schema(self) -> dict[str, Any]:
         if self.parameters is not None:
             return dict(self.parameters)
-        schema = self.args_model.model_json_schema()
-        schema.pop("title", None)
-        return schema
+        return json.loads(_model_schema(self.args_model))  # a fresh copy the caller may change
 
     def spec(self) -> ToolSpec:
         return ToolSpec(name=self.name, description=self.description, parameters=self._schema())
