@@ -43,13 +43,6 @@ class WebSettings(BaseModel):
     chunk_chars: int = Field(4_000, ge=500)
     max_chunks: int = Field(4, ge=1)
     max_links: int = Field(20, ge=0)  # links browse_website lists
-    search_results: int = Field(8, ge=1, le=50)  # results web_search gives
-    output_chars: int = Field(20_000, ge=200)  # of an http_request body, as the model sees it
-    # browse_website reads a page in chunks of this many characters, at most max_chunks of
-    # them (the ones sharing most words with the question), one model call each
-    chunk_chars: int = Field(4_000, ge=500)
-    max_chunks: int = Field(4, ge=1)
-    max_links: int = Field(20, ge=0)  # links browse_website lists
 
 
 class McpServer(BaseModel):
