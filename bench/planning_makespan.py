@@ -32,12 +32,14 @@ sequential    the same tasks one at a time (concurrency 1), as a plain AutoGPT/B
               runs them: a sample of S tasks, extrapolated to N and to D * W.
 overhead      server at zero latency: time and client CPU per step through the stack, less
               the same for a bare HTTP client (httpx2: post the JSON, decode the answer). One
-              at a time, and all at once (concurrency 1,000). Local executor only: Ray is
-              not measured yet.
+              at a time, and all at once (concurrency 1,000). Then the planned strategy on
+              a Ray started here (--no-ray skips it): a chain of tasks and independent tasks
+              at --ray-concurrency, beside the same on the local executor.
 
     python bench/planning_makespan.py [--latency 1.0] [--jitter 0.05] [--limit 3500]
         [--short-period 6] [--margin 1] [--tasks 1000] [--depth 10] [--width 50]
-        [--sample 30] [--overhead-steps 500] [--quick] [--load-note TEXT]
+        [--sample 30] [--overhead-steps 500] [--no-ray] [--ray-steps 60] [--ray-tasks 200]
+        [--ray-concurrency 16] [--quick] [--load-note TEXT]
 
 `--quick` shrinks everything (a smoke run in seconds, results not written unless --out).
 """
@@ -70,6 +72,7 @@ sys.path.insert(0, str(ROOT))
 from autonoma.agent.identity import AgentIdentity  # noqa: E402
 from autonoma.agent.loop import Agent, AgentConfig  # noqa: E402
 from autonoma.agent.planned import PlanConfig, PlannedRun  # noqa: E402
+from autonoma.agent.remote import placement  # noqa: E402
 from autonoma.agent.session import RunSettings, create_run, default_tools  # noqa: E402
 from autonoma.llm import LLMSettings, Model  # noqa: E402
 from autonoma.llm.factory import open_model  # noqa: E402
@@ -94,12 +97,6 @@ ACTION = json.dumps(
         "command": {"name": "task_complete", "args": {"reason": "answered"}},
     }
 )
-RAY = {
-    "status": "not measured yet",
-    "note": "the Ray executor landed after this bench was written; not measured yet",
-}
-
-
 # -- the fake server (runs in its own process) ------------------------------------------------
 
 
@@ -463,9 +460,12 @@ async def run_planned(
     concurrency: int,
     per_minute: int | None = None,
     warmup: int = 0,
+    executor: str = "local",
 ) -> Timing:
     """The whole planned strategy: one child run and agent loop per task, every step stored
-    (SQLite, synchronous=FULL, in a temporary directory), memory off, continuous mode."""
+    (SQLite, synchronous=FULL, in a temporary directory), memory off, continuous mode. With
+    executor "ray", each task's loop runs as a Ray task on a Ray started here, reporting every
+    write back to the driver's store (CPU time is then the driver's only)."""
     model = model_for(base_url, None, per_minute)
     with tempfile.TemporaryDirectory(prefix="autonoma-bench-") as tmp:
         store = RunStore(Path(tmp) / "runs.db")
@@ -479,44 +479,65 @@ async def run_planned(
             task_steps=3,
             task_retries=0,
             limits=BudgetLimits(max_steps=None),
+            executor=executor,  # type: ignore[arg-type]
         )
-        identity = AgentIdentity(
-            name="BenchGPT", role="an agent that answers questions", goals=["answer them all"]
+        try:
+            async with placement(settings, store, model) as place:
+                return await _run_planned_in(
+                    store, model, registry, settings, place, Path(tmp), jobs, concurrency, warmup
+                )
+        finally:
+            store.close()
+            await model.aclose()
+
+
+async def _run_planned_in(
+    store: RunStore,
+    model: Model,
+    registry: Any,
+    settings: RunSettings,
+    place: Any,
+    tmp: Path,
+    jobs: Sequence[Job],
+    concurrency: int,
+    warmup: int,
+) -> Timing:
+    identity = AgentIdentity(
+        name="BenchGPT", role="an agent that answers questions", goals=["answer them all"]
+    )
+
+    def make_agent(limits: BudgetLimits) -> Agent:
+        return Agent(model, registry, store, config=AgentConfig(limits=limits, continuous=True))
+
+    async def once(graph: TaskGraph) -> tuple[float, float, Any]:
+        run, _ = await create_run(
+            store,
+            model,
+            "Answer every question",
+            settings,
+            workspace=tmp / "ws",
+            identity=identity,
         )
+        planned = PlannedRun(
+            store,
+            FixedPlanner(model, graph),
+            make_agent,
+            limits=settings.limits,
+            config=PlanConfig(
+                concurrency=concurrency, task_steps=3, retries=0, max_tasks=len(graph.tasks)
+            ),
+            tools=place.tools or [tool.name for tool in registry],
+            executor=place.executor,
+            run_task=place.run_task,
+        )
+        cpu, started = time.process_time(), time.perf_counter()
+        outcome = await planned.run(run.id)
+        return time.perf_counter() - started, time.process_time() - cpu, outcome
 
-        def make_agent(limits: BudgetLimits) -> Agent:
-            config = AgentConfig(limits=limits, continuous=True)
-            return Agent(model, registry, store, config=config)
-
-        async def once(graph: TaskGraph) -> tuple[float, float, Any]:
-            run, _ = await create_run(
-                store,
-                model,
-                "Answer every question",
-                settings,
-                workspace=Path(tmp) / "ws",
-                identity=identity,
-            )
-            planned = PlannedRun(
-                store,
-                FixedPlanner(model, graph),
-                make_agent,
-                limits=settings.limits,
-                config=PlanConfig(
-                    concurrency=concurrency, task_steps=3, retries=0, max_tasks=len(graph.tasks)
-                ),
-                tools=[tool.name for tool in registry],
-            )
-            cpu, started = time.process_time(), time.perf_counter()
-            outcome = await planned.run(run.id)
-            return time.perf_counter() - started, time.process_time() - cpu, outcome
-
-        if warmup:
-            await once(as_graph(independent(warmup, prefix="warmup")))
-        elapsed, cpu, outcome = await once(as_graph(jobs))
-        tasks = await asyncio.to_thread(store.tasks, outcome.run_id)
-        store.close()
-    await model.aclose()
+    if warmup:
+        await once(as_graph(independent(warmup, prefix="warmup")))
+    elapsed, cpu, outcome = await once(as_graph(jobs))
+    tasks = await asyncio.to_thread(store.tasks, outcome.run_id)
     done = sum(1 for t in tasks if t["status"] == "done")
     errors = [] if outcome.status == "completed" else [f"{outcome.status}: {outcome.reason[:300]}"]
     return Timing(elapsed, cpu, outcome.spent.steps, done, len(jobs) - done, errors)
@@ -737,6 +758,78 @@ def overhead_case(args: argparse.Namespace) -> dict[str, Any]:
     return result
 
 
+def overhead_ray_case(args: argparse.Namespace) -> dict[str, Any]:
+    """The planned strategy with the Ray executor on a Ray started here, server at zero
+    latency: a chain of tasks (one at a time), then independent tasks all at once. Each task
+    is one step (task_complete), so per step here means per task: dispatch to a Ray worker,
+    the worker's loop, and every write reported back to the driver's store."""
+    with FakeServer(0.0, 0.0, None) as server:
+        url = server.base_url
+        bare_seq = asyncio.run(run_bare(url, args.ray_steps, 1))
+        ray_seq = asyncio.run(
+            run_planned(
+                url,
+                layered(args.ray_steps, 1),
+                concurrency=1,
+                per_minute=args.limit,
+                warmup=4,
+                executor="ray",
+            )
+        )
+        local_seq = asyncio.run(
+            run_planned(
+                url, layered(args.ray_steps, 1), concurrency=1, per_minute=args.limit, warmup=4
+            )
+        )
+        bare_all = asyncio.run(run_bare(url, args.ray_tasks, args.ray_concurrency))
+        ray_all = asyncio.run(
+            run_planned(
+                url,
+                independent(args.ray_tasks),
+                concurrency=args.ray_concurrency,
+                per_minute=args.limit,
+                warmup=4,
+                executor="ray",
+            )
+        )
+        local_all = asyncio.run(
+            run_planned(
+                url,
+                independent(args.ray_tasks),
+                concurrency=args.ray_concurrency,
+                per_minute=args.limit,
+                warmup=4,
+            )
+        )
+
+    def over(path: Timing, floor: Timing) -> dict[str, Any]:
+        mine, base = path.per_step_us(), floor.per_step_us()
+        return {
+            "steps": path.steps,
+            "failed": path.failed,
+            "errors": path.errors,
+            "wall_us": mine["wall_us"],
+            "driver_cpu_us": mine["cpu_us"],
+            "overhead_wall_us": round(mine["wall_us"] - base["wall_us"], 1),
+        }
+
+    result = {
+        "one_at_a_time": {
+            "bare_http": {"requests": args.ray_steps, **bare_seq.per_step_us()},
+            "planned_strategy_ray": over(ray_seq, bare_seq),
+            "planned_strategy_local": over(local_seq, bare_seq),
+        },
+        "all_at_once": {
+            "concurrency": args.ray_concurrency,
+            "bare_http": {"requests": args.ray_tasks, **bare_all.per_step_us()},
+            "planned_strategy_ray": over(ray_all, bare_all),
+            "planned_strategy_local": over(local_all, bare_all),
+        },
+    }
+    print(json.dumps(result), flush=True)
+    return result
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -755,6 +848,12 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=1000)
     parser.add_argument("--sample", type=int, default=30, help="S tasks run one at a time")
     parser.add_argument("--overhead-steps", type=int, default=500)
+    parser.add_argument(
+        "--ray", action=argparse.BooleanOptionalAction, default=True, help="Ray overhead too"
+    )
+    parser.add_argument("--ray-steps", type=int, default=60, help="chained tasks on Ray")
+    parser.add_argument("--ray-tasks", type=int, default=200, help="independent tasks on Ray")
+    parser.add_argument("--ray-concurrency", type=int, default=16)
     parser.add_argument("--quick", action="store_true", help="tiny sizes; writes nothing")
     parser.add_argument("--out", default=None, help="result name (default planning_makespan)")
     parser.add_argument(
@@ -770,6 +869,7 @@ def main() -> None:
     if args.quick:
         args.latency, args.tasks, args.depth, args.width = 0.2, 40, 3, 5
         args.sample, args.overhead_steps = 3, 20
+        args.ray_steps, args.ray_tasks, args.ray_concurrency = 5, 10, 4
     started = time.perf_counter()
     load_start = os.getloadavg()
     short_limit = max(1, round(args.limit * args.short_period / 60))
@@ -824,10 +924,9 @@ def main() -> None:
             for row in results["layered"]
         },
     }
-    results["overhead_per_step"] = {
-        "local": overhead_case(args),
-        "ray": RAY,
-    }
+    results["overhead_per_step"] = {"local": overhead_case(args)}
+    if args.ray:
+        results["overhead_per_step"]["ray"] = overhead_ray_case(args)
     load_end = os.getloadavg()
     results["load"] = {
         "loadavg_start": [round(x, 2) for x in load_start],

@@ -6,11 +6,12 @@ decoding cannot name a missing command or give it wrong arguments.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from pydantic import BaseModel
 
-from autonoma.tools import ToolRegistry
+from autonoma.tools import Tool
 
 THOUGHT_FIELDS = {"text": 160, "reasoning": 160, "plan": 120, "criticism": 120, "speak": 80}
 
@@ -29,7 +30,7 @@ class Action(BaseModel):
     arguments: dict[str, Any]
 
 
-def action_schema(tools: ToolRegistry) -> dict[str, Any]:
+def action_schema(tools: Iterable[Tool]) -> dict[str, Any]:
     """One JSON Schema for the whole answer. Thoughts come first so the model reasons before
     it commits to a command; their lengths are bounded so a small model cannot loop forever."""
     commands = []

@@ -39,7 +39,8 @@ from autonoma.runtime.budget import (
 )
 from autonoma.runtime.store import EventRecord, RunRecord, RunStatus, RunStore, StepRecord
 from autonoma.templating import render
-from autonoma.tools import Risk, ToolContext, ToolRegistry, ToolResult, Workspace
+from autonoma.tools import Risk, Tool, ToolContext, ToolRegistry, ToolResult, Workspace
+from autonoma.tools.retrieval import ToolRetriever, step_query
 
 EventListener = Callable[[EventRecord], None]
 
@@ -113,6 +114,7 @@ class Agent:
         memory: AgentMemory | None = None,
         summariser: Summariser | None = None,
         extras: dict[str, Any] | None = None,
+        retriever: ToolRetriever | None = None,
     ) -> None:
         self.model = model
         self.tools = tools
@@ -128,7 +130,10 @@ class Agent:
             model.context_window, self.config.max_answer_tokens
         )
         self.count = CalibratedCounter()
-        self._schema = action_schema(tools)
+        # With many tools, each step offers the core and those relevant to it (retriever).
+        self.retriever = retriever
+        self._offered: list[Tool] = list(tools)
+        self._schemas: dict[tuple[str, ...], dict[str, Any]] = {}
         self._approved_ahead = 0
         self._budget: SharedBudget | None = None  # the run's, while it runs
         self._outside_from: int | None = None  # the first step that brought outside content
@@ -317,7 +322,7 @@ class Agent:
             "system.j2",
             identity=identity,
             task=run.goal,
-            tools=list(self.tools),
+            tools=self._offered,
             approval=not self.config.continuous,
             outside=self._outside_from is not None,
             files=listing,
@@ -374,6 +379,7 @@ class Agent:
         remembered: _Remembered,
     ) -> tuple[StepRecord, ToolResult | None]:
         n = len(steps) + 1
+        await self._offer(run, steps)
         assembled = await self._prepare(run, identity, workspace, steps, spent, remembered)
         messages = assembled.messages
         await self.emit(run.id, "thinking", n)
@@ -381,7 +387,7 @@ class Agent:
         try:
             response = await self.model.request(
                 messages,
-                output=self._schema,
+                output=self._schema(),
                 max_tokens=self.config.max_answer_tokens,
                 temperature=self.config.temperature,
                 seed=None if self.config.seed is None else self.config.seed + n,
@@ -466,6 +472,28 @@ class Agent:
             run.id, "step_result", n, ok=result.ok, observation=observation, status=step.status
         )
         return step, result
+
+    async def _offer(self, run: RunRecord, steps: list[StepRecord]) -> None:
+        """With a retriever: the commands to offer at the next step, found by the task, the
+        latest thoughts and the last command used (recorded when the choice changes)."""
+        if self.retriever is None:
+            self._offered = list(self.tools)
+            return
+        last = steps[-1] if steps else None
+        offered = await self.retriever.select(
+            step_query(run.goal, last.thoughts if last else None),
+            include=[last.command] if last and last.command else [],
+        )
+        names = [t.name for t in offered]
+        if names != [t.name for t in self._offered]:
+            self._offered = offered
+            await self.emit(run.id, "tools_offered", len(steps) + 1, tools=names)
+
+    def _schema(self) -> dict[str, Any]:
+        key = tuple(tool.name for tool in self._offered)
+        if key not in self._schemas:
+            self._schemas[key] = action_schema(self._offered)
+        return self._schemas[key]
 
     def _check_completion(
         self, run: RunRecord, identity: AgentIdentity, workspace: Workspace, claim: ToolResult

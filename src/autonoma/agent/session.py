@@ -37,6 +37,7 @@ from autonoma.runtime.store import RunRecord, RunStore, default_home, new_run_id
 from autonoma.tools import CORE_TOOLS, ToolRegistry, Workspace
 from autonoma.tools.calculator import calculator
 from autonoma.tools.person import ask_person
+from autonoma.tools.retrieval import ToolRetriever, needs_retrieval
 from autonoma.tools.settings import ToolSettings
 
 DEFAULT_MODEL = "local:qwen2.5-coder-1.5b"
@@ -173,7 +174,11 @@ async def run_agent(
     """Run, or resume, a stored run with the settings it was started with."""
     settings = RunSettings.model_validate(run.settings)
     dedup = settings.strategy == "plan" and settings.create_tasks
-    if embedder is None and (settings.memory or dedup):
+    # MCP servers can bring many tools: retrieval may be needed although the built-ins fit
+    retrieval = bool(settings.tools.mcp) or needs_retrieval(
+        len(tools or run_tools(settings, memory=settings.memory)), settings.tools.retrieval
+    )
+    if embedder is None and (settings.memory or dedup or retrieval):
         embedder = choose_embedder(settings.embedder)[0]
     try:
         return await _run_with(store, model, run, settings, approver, listeners, tools, embedder)
@@ -197,6 +202,9 @@ async def _run_with(
         placement(settings, store, model, approver, listeners) as place,  # Ray: connected
     ):
         registry = tools or run_tools(settings, memory=memory is not None)
+        retriever = None
+        if embedder is not None and needs_retrieval(len(registry), settings.tools.retrieval):
+            retriever = ToolRetriever.from_settings(registry, embedder, settings.tools.retrieval)
 
         def make_agent(limits: BudgetLimits) -> Agent:
             return Agent(
@@ -213,6 +221,7 @@ async def _run_with(
                 listeners=listeners,
                 memory=memory,
                 summariser=Summariser(model) if settings.memory else None,
+                retriever=retriever,
             )
 
         if settings.strategy == "loop":

@@ -113,7 +113,8 @@ class Tool:
     def _schema(self) -> dict[str, Any]:
         if self.parameters is not None:
             return dict(self.parameters)
-        return json.loads(_model_schema(self.args_model))  # a fresh copy the caller may change
+        schema: dict[str, Any] = json.loads(_model_schema(self.args_model))  # a fresh copy
+        return schema
 
     def spec(self) -> ToolSpec:
         return ToolSpec(name=self.name, description=self.description, parameters=self._schema())
