@@ -1,0 +1,89 @@
+"""Built-in tools that run code: Python source, a Python file of the workspace, a shell
+command. Each runs in the run's sandbox (`sandbox_of(context)`), with the workspace as its
+working directory; the model sees the exit code, stdout and stderr, each capped, and a
+plain sentence when a limit stopped the program."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field
+
+from autonoma.tools.base import Risk, Tool, ToolContext, ToolResult, tool
+from autonoma.tools.sandbox import SandboxResult, sandbox_of
+
+# The sandbox's own wall clock (settings: sandbox.wall_s) stops a program; this is only the
+# tool's backstop, above any sensible wall clock.
+TIMEOUT_S = 3600
+
+Source = Annotated[str, Field(min_length=1)]
+
+
+@tool(risk=Risk.EXECUTE, timeout_s=TIMEOUT_S)
+async def execute_python(context: ToolContext, code: str) -> ToolResult:
+    """Run Python code in a sandbox whose working directory is the workspace (no network,
+    no input); files it writes there stay. Print what you want to see.
+
+    Args:
+        code: the complete Python program
+    """
+    sandbox = sandbox_of(context)
+    result = await sandbox.run([sandbox.python, "-"], workspace=context.workspace.root, stdin=code)
+    return report(result)
+
+
+@tool(risk=Risk.EXECUTE, timeout_s=TIMEOUT_S)
+async def execute_python_file(
+    context: ToolContext, path: str, args: list[str] | None = None
+) -> ToolResult:
+    """Run a Python file from the workspace in a sandbox whose working directory is the
+    workspace (no network, no input).
+
+    Args:
+        path: the file's path, relative to the workspace
+        args: command-line arguments for the program
+    """
+    target = context.workspace.resolve(path)
+    if not target.is_file():
+        raise FileNotFoundError(f"{path} is not a file in the workspace (list_files shows what is)")
+    sandbox = sandbox_of(context)
+    inside = sandbox.path_inside(context.workspace.root, target)
+    result = await sandbox.run(
+        [sandbox.python, inside, *(args or [])], workspace=context.workspace.root
+    )
+    return report(result)
+
+
+@tool(risk=Risk.EXECUTE, timeout_s=TIMEOUT_S)
+async def execute_shell(context: ToolContext, command: Source) -> ToolResult:
+    """Run a shell command (bash) in a sandbox whose working directory is the workspace
+    (no network, no input).
+
+    Args:
+        command: the command line
+    """
+    sandbox = sandbox_of(context)
+    result = await sandbox.run([sandbox.shell, "-c", command], workspace=context.workspace.root)
+    return report(result)
+
+
+def report(result: SandboxResult) -> ToolResult:
+    """What the model reads: the exit code, a limit that stopped the program, stdout and
+    stderr (each capped, the middle of a long one cut)."""
+    lines = [f"exit code {result.exit_code}"]
+    if result.stopped:
+        lines.append(result.stopped)
+    lines.append(_stream("stdout", result.stdout, result.stdout_bytes, result.stdout_truncated))
+    lines.append(_stream("stderr", result.stderr, result.stderr_bytes, result.stderr_truncated))
+    return ToolResult(result.ok, "\n".join(lines))
+
+
+def _stream(name: str, text: str, total: int, truncated: bool) -> str:
+    if not text:
+        return f"{name}: (empty)"
+    if truncated:
+        return f"{name} ({total:,} bytes, the middle cut):\n{text.rstrip()}"
+    return f"{name}:\n{text.rstrip()}"
+
+
+CODE_TOOLS: list[Tool] = [execute_python, execute_python_file, execute_shell]
