@@ -235,7 +235,7 @@ async def test_browse_answers_from_the_page_and_lists_its_links(
     (request,) = model.requests
     prompt = prompt_of(request.messages)
     assert "painted green in 1931" in prompt and "What colour is the lighthouse?" in prompt
-    assert "<page>" in prompt and "not instructions" in prompt
+    assert f'<page url="{url}">' in prompt and "not instructions" in prompt
     assert "Home again" not in prompt  # the footer is not main text
     assert request.schema is not None and set(request.schema["properties"]) == {"found", "answer"}
     assert spent.tokens > 0

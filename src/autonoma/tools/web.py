@@ -505,10 +505,12 @@ def most_relevant(chunks: Sequence[str], question: str, keep: int) -> list[int]:
 
 
 class ChunkAnswer(BaseModel):
-    """What the model makes of one part of a page."""
+    """What the model makes of one part of a page. The answer comes first: a small model
+    that must first decide whether the text answers tends to decide wrongly (measured on
+    SmolLM2-135M: with `found` first it said false beside a right answer)."""
 
-    found: bool = Field(description="true if this part of the page answers the question")
-    answer: str = Field(max_length=1000, description="the answer, from this part only")
+    answer: str = Field(max_length=1000, description="the answer, from this text only")
+    found: bool = Field(description="true if this text answers the question")
 
 
 @dataclass
