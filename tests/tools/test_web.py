@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import gzip
 import json
+import shutil
+import ssl
+import subprocess
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -495,3 +498,54 @@ def test_the_provider_follows_the_settings(tmp_path: Path) -> None:
     ctx.extras["search"] = "not a provider"
     with pytest.raises(WebError, match="not a SearchProvider"):
         search_of(ctx)
+
+
+# -- HTTPS ---------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
+    """A self-signed certificate for kestrel.example (made with the openssl command)."""
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        pytest.skip("the openssl command is not installed")
+    folder = tmp_path_factory.mktemp("tls")
+    cert, key = str(folder / "cert.pem"), str(folder / "key.pem")
+    options = "-x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2"
+    name = ["-subj", "/CN=kestrel.example", "-addext", "subjectAltName=DNS:kestrel.example"]
+    subprocess.run(
+        [openssl, "req", *options.split(), "-keyout", key, "-out", cert, *name],
+        check=True,
+        capture_output=True,
+    )
+    return cert, key
+
+
+async def test_https_connects_to_the_checked_address_and_verifies_the_name(
+    tmp_path: Path, certificate: tuple[str, str]
+) -> None:
+    """The guard connects to the address it checked, yet TLS still verifies the certificate
+    against the URL's host name (SNI and hostname check), not the address."""
+
+    async def resolve(host: str, port: int) -> list[str]:
+        return ["127.0.0.1"] if host == "kestrel.example" else []
+
+    trusted = ssl.create_default_context(cafile=certificate[0])
+    guard = EgressGuard(WebSettings(allow=["127.0.0.1"]), resolver=resolve, ssl_context=trusted)
+    ctx = ToolContext(Workspace(tmp_path / "ws"), {"egress": guard})
+    with WebServer(tls=certificate) as server:
+        server.json("/api", lambda seen: {"host": seen.headers["host"]})
+        named = await http_request.run(
+            ctx, {"method": "GET", "url": f"https://kestrel.example:{server.port}/api"}
+        )
+        by_address = await http_request.run(ctx, {"method": "GET", "url": server.url("/api")})
+        untrusted_ca = await http_request.run(
+            context(tmp_path), {"method": "GET", "url": server.url("/api")}
+        )
+    assert named.ok, named.output
+    assert json.loads(named.output.partition("\n\n")[2]) == {
+        "host": f"kestrel.example:{server.port}"
+    }
+    assert not by_address.ok and "CERTIFICATE_VERIFY_FAILED" in by_address.output
+    assert "IP address mismatch" in by_address.output
+    assert not untrusted_ca.ok and "CERTIFICATE_VERIFY_FAILED" in untrusted_ca.output

@@ -9,6 +9,7 @@ from __future__ import annotations
 import gzip
 import json
 import socket
+import ssl
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -34,6 +35,7 @@ Route = Callable[[Seen], Reply]
 @dataclass
 class WebServer:
     host: str = "127.0.0.1"
+    tls: tuple[str, str] | None = None  # certificate and key files: serve HTTPS
     routes: dict[str, Route] = field(default_factory=dict)
     seen: list[Seen] = field(default_factory=list)
     sent: int = 0  # body bytes written to sockets, over all requests
@@ -109,7 +111,7 @@ class WebServer:
     @property
     def origin(self) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port}"
+        return f"{'https' if self.tls else 'http'}://{host}:{self.port}"
 
     def url(self, path: str) -> str:
         return self.origin + path
@@ -169,6 +171,10 @@ class WebServer:
             address_family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
 
         self._server = Server((self.host, 0), Handler)
+        if self.tls is not None:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(*self.tls)
+            self._server.socket = context.wrap_socket(self._server.socket, server_side=True)
         threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
         ).start()

@@ -184,16 +184,25 @@ class EgressGuard:
     """Decides which addresses the web tools may connect to, and makes HTTP clients that
     connect nowhere else. One per run, built from the run's WebSettings."""
 
-    def __init__(self, settings: WebSettings, *, resolver: Resolver | None = None) -> None:
+    def __init__(
+        self,
+        settings: WebSettings,
+        *,
+        resolver: Resolver | None = None,
+        ssl_context: ssl.SSLContext | None = None,
+    ) -> None:
+        """`ssl_context`: how HTTPS certificates are verified; default, against the system's
+        (certifi's) CA certificates, by host name."""
         self.settings = settings
         self.resolver: Resolver = resolver or system_resolver
         self._allow = _Allowlist.parse(settings.allow)
+        self._ssl_context = ssl_context
 
     def also_allowing(self, *entries: str) -> EgressGuard:
         """A guard like this one that also lets `entries` through (a SearxNG instance the
         person configured, say)."""
         settings = self.settings.model_copy(update={"allow": [*self.settings.allow, *entries]})
-        return EgressGuard(settings, resolver=self.resolver)
+        return EgressGuard(settings, resolver=self.resolver, ssl_context=self._ssl_context)
 
     def refusal(self, host: str, address: Address) -> str | None:
         """Why a connection to `address` (which `host` resolved to) is refused, or None."""
@@ -234,17 +243,11 @@ class EgressGuard:
                 raise EgressRefused(name, name if literal else str(address), reason)
         return addresses
 
-    async def check_url(self, url: str) -> list[Address]:
-        """Resolve and check the host of `url` (http or https) without connecting."""
-        parsed = httpx2.URL(url)
-        if parsed.scheme not in ("http", "https"):
-            raise ValueError(f"only http and https URLs can be fetched, not {url!r}")
-        port = parsed.port or (443 if parsed.scheme == "https" else 80)
-        return await self.resolve(parsed.host, port)
-
     def transport(self) -> httpx2.AsyncBaseTransport:
         """An httpx2 transport whose every connection passes this guard."""
-        return GuardedTransport(self)
+        if self._ssl_context is None:  # made once: loading the CA certificates takes ~25 ms
+            self._ssl_context = httpx2.create_ssl_context(trust_env=False)
+        return GuardedTransport(self, self._ssl_context)
 
     def client(self, **options: Any) -> httpx2.AsyncClient:
         """An httpx2 client that follows up to `max_redirects` redirects, with the settings'
@@ -323,9 +326,9 @@ class GuardedTransport(httpx2.AsyncHTTPTransport):
     """httpx2's transport with a connection pool that opens connections through the guard
     (HTTP/1.1, certificates verified against the hostname as usual)."""
 
-    def __init__(self, guard: EgressGuard, *, verify: ssl.SSLContext | bool = True) -> None:
-        super().__init__(trust_env=False)
+    def __init__(self, guard: EgressGuard, ssl_context: ssl.SSLContext) -> None:
+        # Not super().__init__(): it would build a pool (and an SSL context, ~25 ms) that
+        # this one replaces; the pool is all AsyncHTTPTransport keeps.
         self._pool = httpcore2.AsyncConnectionPool(
-            ssl_context=httpx2.create_ssl_context(verify=verify, trust_env=False),
-            network_backend=GuardedBackend(guard),
+            ssl_context=ssl_context, network_backend=GuardedBackend(guard)
         )
