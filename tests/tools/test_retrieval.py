@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -10,9 +11,10 @@ from pydantic import BaseModel
 
 from autonoma.errors import ModelError
 from autonoma.memory.embeddings import LexicalEmbedder, MiniLMEmbedder, Vectors
-from autonoma.tools import CORE_TOOLS, Tool, ToolRegistry
+from autonoma.tools import CORE_TOOLS, Tool, ToolContext, ToolRegistry, Workspace
 from autonoma.tools.retrieval import (
     CORE_NAMES,
+    FIND_TOOLS,
     ToolRetriever,
     name_words,
     needs_retrieval,
@@ -74,11 +76,7 @@ async def test_select_offers_the_core_and_the_k_most_relevant_in_registry_order(
     retriever = ToolRetriever(registry, Counting(), k=2)
     chosen = await retriever.select("miles to kilometres, and the weather forecast")
     names = [t.name for t in chosen]
-    assert names == [
-        "weather_forecast",
-        *CORE_NAMES,
-        "unit_convert",
-    ]
+    assert names == ["weather_forecast", *(t.name for t in CORE_TOOLS), "unit_convert"]
     ranked = await retriever.rank("miles to kilometres, and the weather forecast")
     assert {r.tool.name for r in ranked[:2]} == {"weather_forecast", "unit_convert"}
     assert [r.score for r in ranked] == sorted((r.score for r in ranked), reverse=True)
@@ -186,6 +184,46 @@ async def test_an_embedder_giving_the_wrong_shape_is_a_model_error() -> None:
         await ToolRetriever(DOMAIN, Broken()).select("weather")
 
 
+async def test_find_tools_searches_in_the_models_words_and_what_it_finds_stays_offered(
+    tmp_path: Path,
+) -> None:
+    registry = ToolRegistry([*CORE_TOOLS, *DOMAIN])
+    retriever = ToolRetriever(registry, Counting(), k=1)
+    finder = retriever.find_tools(shown=2)
+    registry.add(finder)
+    assert finder.name == FIND_TOOLS and FIND_TOOLS in CORE_NAMES
+    assert finder.signature() == "find_tools(need: string)"
+
+    before = await retriever.select("translate this text into French")
+    assert FIND_TOOLS in [t.name for t in before]  # always offered, never ranked
+    assert "recipe_search" not in [t.name for t in before]
+    assert FIND_TOOLS not in [r.tool.name for r in await retriever.rank("find tools")]
+
+    context = ToolContext(Workspace(tmp_path))
+    result = await finder.run(context, {"need": "cooking recipes"})
+    assert result.ok
+    lines = result.output.splitlines()
+    assert lines[0] == "commands for 'cooking recipes', usable from your next answer:"
+    assert lines[1] == "- recipe_search(): Find cooking recipes by ingredient or dish name."
+    assert len(lines) == 3
+    assert retriever.found[0] == "recipe_search"
+
+    after = [t.name for t in await retriever.select("translate this text into French")]
+    assert {"recipe_search", "translate_text", *retriever.found} <= set(after)
+
+    await finder.run(context, {"need": "stock ticker price"})
+    await finder.run(context, {"need": "send an email message"})
+    assert retriever.found[0] == "send_email"
+    assert len(retriever.found) == 2  # the latest, as many as one search shows (more than k)
+
+
+async def test_find_tools_with_nothing_to_find_says_so(tmp_path: Path) -> None:
+    registry = ToolRegistry(CORE_TOOLS)
+    finder = ToolRetriever(registry, Counting()).find_tools()
+    result = await finder.run(ToolContext(Workspace(tmp_path)), {"need": "anything"})
+    assert result.output == "no other commands exist: use the ones listed"
+
+
 @pytest.mark.e2e
 async def test_minilm_finds_the_right_tool_for_requests_that_share_no_words_with_it() -> None:
     tools = [
@@ -205,4 +243,4 @@ async def test_minilm_finds_the_right_tool_for_requests_that_share_no_words_with
     ]:
         names = [t.name for t in await retriever.select(request)]
         assert right in names, (request, names)
-        assert len(names) == len(CORE_NAMES) + 2
+        assert len(names) == len(CORE_TOOLS) + 2

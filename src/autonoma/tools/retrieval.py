@@ -2,9 +2,13 @@
 
 Past a threshold (`RetrievalSettings.threshold`), each step offers the always-on core (the
 file tools and task_complete) plus the `k` other tools whose name and description are most
-similar to the current task, by embedding cosine similarity: API-Bank's level 2 and Gorilla's
-retriever. The prompt's command listing and the action schema then stay the same size however
-many tools the registry holds.
+similar to the step's texts (the task, the latest thoughts) by embedding cosine similarity, as
+Gorilla's retriever does. The prompt's command listing and the action schema then stay the
+same size however many tools the registry holds.
+
+Retrieval from a person's words misses sometimes, so the retriever also makes a `find_tools`
+command (API-Bank's ToolSearcher, level 2): the model searches the registry in its own words,
+and what it finds is offered from its next answer on.
 
 `ToolRetriever` embeds each tool's text once and keeps the vector; a tool added to the
 registry later (an MCP server connecting) or replaced under the same name with another
@@ -25,12 +29,14 @@ import numpy as np
 import numpy.typing as npt
 
 from autonoma.errors import ModelError
-from autonoma.tools.base import Tool
+from autonoma.tools.base import Risk, Tool, ToolResult, tool
 from autonoma.tools.files import CORE_TOOLS
 from autonoma.tools.settings import RetrievalSettings
 
-CORE_NAMES: tuple[str, ...] = tuple(tool.name for tool in CORE_TOOLS)
-"""Offered at every step whatever the task: the workspace's file tools and task_complete."""
+FIND_TOOLS = "find_tools"
+CORE_NAMES: tuple[str, ...] = (*(t.name for t in CORE_TOOLS), FIND_TOOLS)
+"""Offered at every step whatever the task: the workspace's file tools, task_complete, and the
+retriever's `find_tools` (when the registry holds it)."""
 
 Matrix = npt.NDArray[np.float32]
 
@@ -99,6 +105,9 @@ class ToolRetriever:
     `tools` is iterated afresh at every call, so a live `ToolRegistry` that gains tools later
     is followed. `core` names the tools offered at every step (names the registry lacks are
     ignored); `text` makes the text a tool is embedded as.
+
+    One retriever serves one run: the tools its `find_tools` command found (the latest, as many
+    as `k` or as one search shows, whichever is more) are offered at every later step of it.
     """
 
     def __init__(
@@ -120,6 +129,7 @@ class ToolRetriever:
         self._embedded: dict[str, _Embedded] = {}
         self._lock = asyncio.Lock()
         self._matrix: tuple[tuple[str, ...], Matrix] | None = None
+        self._found: list[str] = []  # by find_tools, the latest first
 
     @classmethod
     def from_settings(
@@ -131,6 +141,11 @@ class ToolRetriever:
         core: Iterable[str] = CORE_NAMES,
     ) -> ToolRetriever:
         return cls(tools, embedder, k=settings.k, core=core)
+
+    @property
+    def found(self) -> list[str]:
+        """Names `find_tools` found in this run, the latest first: offered at every step."""
+        return list(self._found)
 
     @property
     def embedded(self) -> int:
@@ -180,14 +195,42 @@ class ToolRetriever:
     async def select(
         self, query: str | Sequence[str], *, include: Iterable[str] = ()
     ) -> list[Tool]:
-        """The tools to offer at a step: the core, the `k` most relevant others, and any
-        tools named in `include` (say, the command the last step used), in registry order.
+        """The tools to offer at a step, in registry order: the core, the `k` most relevant
+        others, those `find_tools` found, and any named in `include` (say, the command the last
+        step used).
 
         `query` is the step's text, or several (see `step_query`): the task first, then the
         latest thoughts."""
         ranked = await self.rank(query)
-        chosen = {r.tool.name for r in ranked[: self.k]} | self.core | set(include)
+        chosen = {r.tool.name for r in ranked[: self.k]}
+        chosen |= self.core | set(self._found) | set(include)
         return [tool for tool in self.tools if tool.name in chosen]
+
+    def find_tools(self, *, shown: int = 5) -> Tool:
+        """The `find_tools` command for this retriever's registry (add it to the registry): it
+        lists the `shown` tools closest to what the model says it needs, and they are offered
+        from the model's next answer on."""
+
+        async def find_tools(need: str) -> ToolResult:
+            """Search all the commands there are (many more than are listed here) for ones
+            that do what you need; the ones found are listed from your next answer on.
+
+            Args:
+                need: what you want to do, in a few plain words, such as "send an email"
+            """
+            ranked = [r.tool for r in await self.rank(need)][:shown]
+            if not ranked:
+                return ToolResult(True, "no other commands exist: use the ones listed")
+            names = [t.name for t in ranked]
+            kept = [*names, *(n for n in self._found if n not in names)]
+            self._found = kept[: max(self.k, shown)]
+            lines = "\n".join(f"- {t.signature()}: {t.description}" for t in ranked)
+            return ToolResult(
+                True, f"commands for {need!r}, usable from your next answer:\n{lines}"
+            )
+
+        made: Tool = tool(risk=Risk.READ, timeout_s=60, name=FIND_TOOLS)(find_tools)
+        return made
 
     def _stacked(self, names: list[str]) -> Matrix:
         key = tuple(names)
