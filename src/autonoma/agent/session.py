@@ -36,9 +36,11 @@ from autonoma.runtime.budget import BudgetLimits, BudgetSpent
 from autonoma.runtime.store import RunRecord, RunStore, default_home, new_run_id
 from autonoma.tools import CORE_TOOLS, ToolRegistry, Workspace
 from autonoma.tools.calculator import calculator
+from autonoma.tools.egress import EgressGuard
 from autonoma.tools.person import ask_person
 from autonoma.tools.retrieval import ToolRetriever, needs_retrieval
 from autonoma.tools.settings import ToolSettings
+from autonoma.tools.web import WEB_TOOLS
 
 DEFAULT_MODEL = "local:qwen2.5-coder-1.5b"
 """The embedded model that achieved the demo goal on a 2-core laptop (docs/benchmarks.md)."""
@@ -100,7 +102,18 @@ def run_tools(settings: RunSettings, *, memory: bool) -> ToolRegistry:
         registry.add(calculator)
     if "person" in groups and not settings.continuous:  # nobody would answer
         registry.add(ask_person)
+    if "web" in groups:
+        for web_tool in WEB_TOOLS:
+            registry.add(web_tool)
     return registry
+
+
+def tool_extras(settings: RunSettings) -> dict[str, Any]:
+    """What the run's tools use besides the workspace, by the key each looks for."""
+    extras: dict[str, Any] = {}
+    if "web" in settings.tools.groups:
+        extras["egress"] = EgressGuard(settings.tools.web)
+    return extras
 
 
 async def create_run(
@@ -203,6 +216,7 @@ async def _run_with(
     ):
         registry = tools or run_tools(settings, memory=memory is not None)
         retriever = None
+        extras = tool_extras(settings)
         if embedder is not None and needs_retrieval(len(registry), settings.tools.retrieval):
             retriever = ToolRetriever.from_settings(registry, embedder, settings.tools.retrieval)
 
@@ -222,6 +236,7 @@ async def _run_with(
                 memory=memory,
                 summariser=Summariser(model) if settings.memory else None,
                 retriever=retriever,
+                extras=extras,
             )
 
         if settings.strategy == "loop":
