@@ -34,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import shutil
 import signal
 import stat
@@ -146,7 +147,14 @@ class _Launch:
     argv: list[str]
     env: dict[str, str]
     cwd: str | None = None
-    pass_fds: list[int] = field(default_factory=list)
+    pass_fds: list[int] = field(default_factory=list)  # the child's alone: closed here once started
+    info_fd: int | None = None  # where bwrap says its init's pid (--info-fd); read and closed here
+
+    def close(self) -> None:
+        for fd in self.pass_fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self.pass_fds = []
 
 
 class Sandbox(ABC):
@@ -191,13 +199,8 @@ class Sandbox(ABC):
         workspace = workspace.resolve()
         if not workspace.is_dir():
             raise SandboxError(f"the workspace {workspace} is not a directory")
-        launch, keep_open = await self._prepare(list(argv), workspace)
-        try:
-            result = await _execute(launch, stdin, self.settings)
-        finally:
-            for fd in keep_open:
-                with contextlib.suppress(OSError):
-                    os.close(fd)
+        launch = await self._prepare(list(argv), workspace)
+        result = await _execute(launch, stdin, self.settings)
         self._check_started(result)
         return result
 
@@ -213,8 +216,8 @@ class Sandbox(ABC):
             )
 
     @abstractmethod
-    async def _prepare(self, argv: list[str], workspace: Path) -> tuple[_Launch, list[int]]:
-        """The launch for argv, and fds to close once it ended."""
+    async def _prepare(self, argv: list[str], workspace: Path) -> _Launch:
+        """The launch for argv."""
 
     def _check_started(self, result: SandboxResult) -> None:  # noqa: B027 (optional hook)
         """Raise SandboxError when the backend itself failed before the command ran."""
@@ -285,13 +288,13 @@ class BubblewrapSandbox(Sandbox):
         relative = target.relative_to(workspace).as_posix()
         return WORKDIR if relative == "." else f"{WORKDIR}/{relative}"
 
-    async def _prepare(self, argv: list[str], workspace: Path) -> tuple[_Launch, list[int]]:
+    async def _prepare(self, argv: list[str], workspace: Path) -> _Launch:
         if self.as_root:
             await asyncio.to_thread(_hand_over, workspace, self.uid, self.uid)
         passwd = f"sandbox:x:{self.uid}:{self.uid}:sandbox:{WORKDIR}:/bin/sh\n"
         group = f"sandbox:x:{self.uid}:\n"
         hosts = "127.0.0.1 localhost sandbox\n::1 localhost\n"
-        fds: list[int] = []
+        launch = _Launch(argv=[], env={"PATH": SYSTEM_PATH})
         try:
             files = []
             for path, text in (
@@ -300,15 +303,17 @@ class BubblewrapSandbox(Sandbox):
                 ("/etc/hosts", hosts),
             ):
                 fd = _data_fd(text)
-                fds.append(fd)
+                launch.pass_fds.append(fd)
                 files += ["--perms", "0644", "--ro-bind-data", str(fd), path]
+            launch.info_fd, info_write = os.pipe()
+            launch.pass_fds.append(info_write)
         except BaseException:
-            for fd in fds:
-                os.close(fd)
+            launch.close()
             raise
         tmp_size = str(self.settings.memory_mb * 2**20)
         sized = ["--size", tmp_size] if self.sized_tmpfs else []
-        bw = [self.bwrap, "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts"]
+        bw = [self.bwrap, "--info-fd", str(info_write)]
+        bw += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts"]
         bw += ["--unshare-cgroup-try", "--hostname", "sandbox"]
         if not self.as_root:
             bw += ["--unshare-user", "--disable-userns", "--uid", str(self.uid)]
@@ -335,8 +340,8 @@ class BubblewrapSandbox(Sandbox):
         else:
             # bwrap's own init (pid 1) is one of the user's processes in the namespace
             inner = [*self._limits(self.settings.processes + 1), *argv]
-        launch = _Launch(argv=[*bw, "--", *inner], env={"PATH": SYSTEM_PATH}, pass_fds=fds)
-        return launch, fds
+        launch.argv = [*bw, "--", *inner]
+        return launch
 
     def _leave_root(self) -> list[str]:
         assert self.setpriv is not None
@@ -369,16 +374,15 @@ class UnsafeSandbox(Sandbox):
     name = "unsafe"
     isolated = False
 
-    async def _prepare(self, argv: list[str], workspace: Path) -> tuple[_Launch, list[int]]:
+    async def _prepare(self, argv: list[str], workspace: Path) -> _Launch:
         nproc = None
         if os.geteuid() != 0:
             # without a user namespace RLIMIT_NPROC counts every process of the user
             nproc = await asyncio.to_thread(_count_processes, os.getuid())
             nproc += self.settings.processes
-        launch = _Launch(
+        return _Launch(
             argv=[*self._limits(nproc), *argv], env=self._env(str(workspace)), cwd=str(workspace)
         )
-        return launch, []
 
 
 def make_sandbox(settings: SandboxSettings) -> Sandbox:
@@ -408,6 +412,7 @@ def sandbox_of(context: ToolContext) -> Sandbox:
 
 
 async def _execute(launch: _Launch, stdin: str | None, settings: SandboxSettings) -> SandboxResult:
+    info = _InitPid(launch.info_fd) if launch.info_fd is not None else None
     try:
         proc = await asyncio.create_subprocess_exec(
             *launch.argv,
@@ -420,7 +425,11 @@ async def _execute(launch: _Launch, stdin: str | None, settings: SandboxSettings
             start_new_session=True,  # one group to kill; the terminal's Ctrl-C is ours alone
         )
     except OSError as err:
+        if info:
+            info.task.cancel()
         raise SandboxError(f"could not start {launch.argv[0]}: {err}") from err
+    finally:
+        launch.close()
     assert proc.stdout is not None and proc.stderr is not None
     out, errs = _Capture(settings.output_chars), _Capture(settings.output_chars)
     readers = {
@@ -436,15 +445,15 @@ async def _execute(launch: _Launch, stdin: str | None, settings: SandboxSettings
                 await asyncio.wait({waiter})  # asyncio.wait cancels nothing when it times out
         except TimeoutError:
             timed_out = True
-            _kill(proc)
+            await _stop(proc, info)
         # the sandbox is gone and its pipes close; read what is left in them, not for ever
         # (an unsafe command's background child may hold them open)
         await asyncio.wait(readers, timeout=DRAIN_AFTER_KILL_S)
     finally:
         # cancelled (the tool's own timeout, Ctrl-C) or done: nothing may outlive the call
         if proc.returncode is None:
-            _kill(proc)
-        for task in (*readers, feeder):
+            await asyncio.shield(_stop(proc, info))
+        for task in (*readers, feeder, *([info.task] if info else [])):
             task.cancel()
         await asyncio.shield(waiter)
     code = proc.returncode
@@ -481,9 +490,44 @@ async def _feed(pipe: asyncio.StreamWriter | None, text: str | None) -> None:
         await pipe.wait_closed()
 
 
-def _kill(proc: asyncio.subprocess.Process) -> None:
-    # bwrap: its init dies with it (--die-with-parent), and with the init the whole PID
-    # namespace; unsafe: the process group
+class _InitPid:
+    """The host pid of the sandbox's init, from what bwrap writes to --info-fd. The pipe is
+    read to its end (bwrap would die of SIGPIPE if it were closed early)."""
+
+    def __init__(self, fd: int) -> None:
+        self.pid: int | None = None
+        self.task = asyncio.create_task(self._read(fd))
+
+    async def _read(self, fd: int) -> None:
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader()
+        transport, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(fd, "rb", buffering=0)
+        )
+        try:
+            seen = b""
+            while chunk := await reader.read(4096):
+                seen += chunk
+                found = re.search(rb'"child-pid"\s*:\s*(\d+)', seen)
+                if found and self.pid is None:
+                    self.pid = int(found.group(1))
+        finally:
+            transport.close()
+
+
+async def _stop(proc: asyncio.subprocess.Process, info: _InitPid | None) -> None:
+    """Kill the sandbox and everything in it. With bubblewrap: its init, the PID namespace's
+    pid 1, whose death makes the kernel kill and reap every process in the namespace before
+    bwrap can see it gone, so when bwrap ends nothing is left. Otherwise (bwrap had not said
+    its init's pid yet, the unsafe backend) bwrap or the command and its process group."""
+    pid = info.pid if info else None
+    if pid and proc.returncode is None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(DRAIN_AFTER_KILL_S):
+                await proc.wait()
+                return
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
     with contextlib.suppress(ProcessLookupError):
@@ -495,15 +539,17 @@ def _stopped(exit_code: int, stderr: str, timed_out: bool, settings: SandboxSett
     forks = "Resource temporarily unavailable" in stderr and (
         "fork" in stderr or "BlockingIOError" in stderr
     )
-    also = f" (it had also hit the limit of {settings.processes} processes)" if forks else ""
+    also = f"; it had also hit the limit of {settings.processes} processes" if forks else ""
     if timed_out:
-        return f"stopped: ran longer than {settings.wall_s:g} seconds (wall clock){also}"
+        wall = f"{settings.wall_s:g} second{'' if settings.wall_s == 1 else 's'}"
+        return f"stopped: ran longer than {wall} (wall clock){also}"
     if exit_code == 0:
         return None
     if exit_code in (128 + signal.SIGXCPU, 128 + signal.SIGKILL) and (
         exit_code == 128 + signal.SIGXCPU or "CPU time limit" in stderr
     ):
-        return f"stopped: used more than {settings.cpu_s} CPU seconds"
+        cpu = f"{settings.cpu_s} CPU second{'' if settings.cpu_s == 1 else 's'}"
+        return f"stopped: used more than {cpu}"
     if exit_code == 128 + signal.SIGXFSZ or "File too large" in stderr:
         return f"stopped: tried to write a file larger than {settings.file_mb} MB"
     if any(sign in stderr for sign in ("MemoryError", "Cannot allocate memory", "bad_alloc")):
