@@ -20,7 +20,7 @@ Source = Annotated[str, Field(min_length=1)]
 
 
 @tool(risk=Risk.EXECUTE, timeout_s=TIMEOUT_S)
-async def execute_python(context: ToolContext, code: str) -> ToolResult:
+async def execute_python(context: ToolContext, code: Source) -> ToolResult:
     """Run Python code in a sandbox whose working directory is the workspace (no network,
     no input); files it writes there stay. Print what you want to see.
 
