@@ -235,7 +235,7 @@ async def test_wall_clock_kills_everything(ws: Workspace) -> None:
         workspace=ws.root,
     )
     assert result.timed_out and not result.ok
-    assert result.stopped == "stopped: ran longer than 1 seconds (wall clock)"
+    assert result.stopped == "stopped: ran longer than 1 second (wall clock)"
     assert result.stdout == "started\n"  # what it printed before the kill is kept
     assert processes_with(marker) == []
 
@@ -260,7 +260,7 @@ async def test_limits_are_named(ws: Workspace) -> None:
     sandbox = BubblewrapSandbox(limits(cpu_s=1, file_mb=1))
     spin = await sandbox.run([sandbox.python, "-c", "while True: pass"], workspace=ws.root)
     assert spin.exit_code == 128 + 24  # SIGXCPU
-    assert spin.stopped == "stopped: used more than 1 CPU seconds"
+    assert spin.stopped == "stopped: used more than 1 CPU second"
     big = await sandbox.run(
         [sandbox.python, "-c", "open('big', 'wb').write(b'x' * 3_000_000)"], workspace=ws.root
     )
@@ -394,7 +394,7 @@ async def test_tool_output_names_the_limit(ws: Workspace) -> None:
     lines = result.output.splitlines()
     assert lines[:3] == [
         "exit code 137",
-        "stopped: ran longer than 1 seconds (wall clock)",
+        "stopped: ran longer than 1 second (wall clock)",
         "stdout (588,895 bytes, the middle cut):",
     ]
     assert lines[3] == "1" and lines[-2] == "100000" and lines[-1] == "stderr: (empty)"
@@ -425,4 +425,4 @@ async def test_unsafe_backend_runs_in_the_workspace(ws: Workspace) -> None:
     spin = await UnsafeSandbox(limits(cpu_s=1)).run(
         [sandbox.python, "-c", "while True: pass"], workspace=ws.root
     )
-    assert spin.stopped == "stopped: used more than 1 CPU seconds"
+    assert spin.stopped == "stopped: used more than 1 CPU second"
