@@ -10,12 +10,14 @@ import pytest
 from pydantic import BaseModel
 
 from autonoma.errors import ModelError
+from autonoma.llm import ScriptedModel
 from autonoma.memory.embeddings import LexicalEmbedder, MiniLMEmbedder, Vectors
 from autonoma.tools import CORE_TOOLS, Tool, ToolContext, ToolRegistry, Workspace
 from autonoma.tools.retrieval import (
     CORE_NAMES,
     FIND_TOOLS,
     ToolRetriever,
+    imagine_tool,
     name_words,
     needs_retrieval,
     step_query,
@@ -132,23 +134,30 @@ async def test_include_adds_named_tools_on_top_of_k() -> None:
 
 async def test_several_query_texts_each_bring_their_closest_tool() -> None:
     retriever = ToolRetriever(DOMAIN, Counting(), k=2, core=())
-    query = step_query(
-        "Plan my trip to Oslo",
-        {"text": "I should check the weather forecast", "plan": "- email the itinerary to Ann"},
-    )
-    assert query == [
-        "Plan my trip to Oslo",
-        "I should check the weather forecast",
-        "- email the itinerary to Ann",
-    ]
+    query = ["Plan my trip to Oslo", "the weather forecast", "email the itinerary to Ann"]
     chosen = await retriever.select(query)
     assert [t.name for t in chosen] == ["weather_forecast", "send_email"]
 
 
-def test_step_query_skips_empty_and_repeated_texts() -> None:
-    assert step_query("task") == ["task"]
-    assert step_query(" task ", {"text": "task", "plan": "", "speak": "x"}) == ["task"]
-    assert step_query("task", {"plan": ["not", "text"]}) == ["task"]
+def test_step_query_joins_the_task_the_hint_and_the_latest_thoughts() -> None:
+    thoughts = {"text": "I should check the forecast", "plan": "- email Ann", "speak": "x"}
+    assert step_query("Plan my trip", thoughts, hint="weather(city): Get the weather.") == (
+        "Plan my trip\nweather(city): Get the weather.\nI should check the forecast\n- email Ann"
+    )
+    assert step_query("task") == "task"
+    assert step_query(" task ", {"text": "task", "plan": "", "speak": "x"}) == "task"
+    assert step_query("task", {"plan": ["not", "text"]}, hint=" ") == "task"
+
+
+async def test_imagine_tool_asks_the_model_greedily_for_the_command_it_would_wish_for() -> None:
+    model = ScriptedModel(["send_email(to, body): Send an email to an address."])
+    response = await imagine_tool(model, "Write to Jane that the contract is signed")
+    assert response.text == "send_email(to, body): Send an email to an address."
+    (request,) = model.requests
+    prompt = request.messages[-1].content or ""
+    assert prompt.startswith('A person asked their assistant: "Write to Jane that the contract')
+    assert "one function the assistant should call" in prompt
+    assert request.max_tokens == 48
 
 
 async def test_with_no_query_text_the_registry_order_decides() -> None:

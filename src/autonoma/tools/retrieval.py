@@ -6,9 +6,13 @@ similar to the step's texts (the task, the latest thoughts) by embedding cosine 
 Gorilla's retriever does. The prompt's command listing and the action schema then stay the
 same size however many tools the registry holds.
 
-Retrieval from a person's words misses sometimes, so the retriever also makes a `find_tools`
-command (API-Bank's ToolSearcher, level 2): the model searches the registry in its own words,
-and what it finds is offered from its next answer on.
+A person's words often share little with a tool's description ("Write to Jane that the
+contract is signed" and "email send: Compose and send an email"), so two things help: the
+query can carry the command the model imagines for the task (`imagine_tool`, one model call a
+task: hypothetical document embeddings applied to tools), and the retriever makes a
+`find_tools` command (API-Bank's ToolSearcher, level 2) with which the model searches the
+registry in its own words; what it finds is offered from its next answer on.
+bench/tool_retrieval.py measures each; docs/benchmarks.md has the figures.
 
 `ToolRetriever` embeds each tool's text once and keeps the vector; a tool added to the
 registry later (an MCP server connecting) or replaced under the same name with another
@@ -29,6 +33,8 @@ import numpy as np
 import numpy.typing as npt
 
 from autonoma.errors import ModelError
+from autonoma.llm import Model, ModelResponse
+from autonoma.templating import render
 from autonoma.tools.base import Risk, Tool, ToolResult, tool
 from autonoma.tools.files import CORE_TOOLS
 from autonoma.tools.settings import RetrievalSettings
@@ -72,19 +78,31 @@ def tool_text(tool: Tool) -> str:
     return f"{name_words(tool.name)}: {tool.description}"
 
 
-def step_query(task: str, thoughts: Mapping[str, Any] | None = None) -> list[str]:
-    """The texts to find tools for at a step: the task, then the latest thoughts' `text` and
-    `plan` (what the agent meant to do next), each non-empty one once."""
-    texts = [task]
+def step_query(task: str, thoughts: Mapping[str, Any] | None = None, *, hint: str = "") -> str:
+    """The text to find a step's tools by: the task, the command the model imagined for it
+    (`imagine_tool`), and the latest thoughts' `text` and `plan`, each non-empty one once, a
+    line each. One text rather than several scored apart: with a vague second text, the best
+    cosine over the texts did worse than the joined text (bench/tool_retrieval.py)."""
+    parts = [task, hint]
     for key in ("text", "plan"):
         value = (thoughts or {}).get(key)
         if isinstance(value, str):
-            texts.append(value)
+            parts.append(value)
     out: list[str] = []
-    for text in (t.strip() for t in texts):
-        if text and text not in out:
-            out.append(text)
-    return out
+    for part in (p.strip() for p in parts):
+        if part and part not in out:
+            out.append(part)
+    return "\n".join(out)
+
+
+async def imagine_tool(model: Model, task: str, *, max_tokens: int = 48) -> ModelResponse:
+    """Ask the model for the command it would wish for to do `task`: a signature and a line
+    describing it, in the words tools are described with. Pass its `.text` to `step_query` as
+    the hint (and charge its `.usage` to the run). Greedy, so a resumed run imagines the same."""
+    prompt = render("autonoma.tools", "imagine_tool.j2", task=task)
+    return await model.request(
+        [{"role": "user", "content": prompt}], max_tokens=max_tokens, temperature=0
+    )
 
 
 @dataclass(frozen=True)
@@ -199,8 +217,8 @@ class ToolRetriever:
         others, those `find_tools` found, and any named in `include` (say, the command the last
         step used).
 
-        `query` is the step's text, or several (see `step_query`): the task first, then the
-        latest thoughts."""
+        `query` is the step's text (see `step_query`), or several texts, each tool scored by
+        the closest of them."""
         ranked = await self.rank(query)
         chosen = {r.tool.name for r in ranked[: self.k]}
         chosen |= self.core | set(self._found) | set(include)
