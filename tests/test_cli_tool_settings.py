@@ -9,6 +9,7 @@ import pytest
 import typer
 
 from autonoma.cli import tool_settings_from
+from autonoma.tools.settings import ToolSettings
 
 
 def test_a_toml_file_then_the_options_on_top(tmp_path: Path) -> None:
@@ -58,3 +59,44 @@ def test_unknown_groups_and_missing_files_are_named(tmp_path: Path) -> None:
         tool_settings_from(None, "web,browser", [], False, False)
     with pytest.raises(typer.BadParameter, match="cannot read"):
         tool_settings_from(tmp_path / "absent.json", "none", [], False, False)
+
+
+def test_unsafe_code_is_recorded_and_shown_in_red(tmp_path: Path) -> None:
+    from tests.fake_openai import FakeOpenAI
+    from tests.test_cli import act, cli, scripted, spec
+
+    home = tmp_path / "home"
+    with FakeOpenAI() as server:
+        server.responder = scripted(
+            [
+                {
+                    **act("x"),
+                    "command": {"name": "execute_shell", "args": {"command": "echo hi > hi.txt"}},
+                },
+                act("task_complete", reason="said hi"),
+            ]
+        )
+        result = cli(
+            home, "run", "Say hi in hi.txt", "--model", spec(server), "--unsafe-code",
+            "--continuous", "--no-memory", "--name", "HiGPT", "--role", "says hi", "--json",
+        )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "WARNING: code runs WITHOUT a sandbox" in result.stderr
+    outcome = json.loads(result.stdout)
+    assert Path(outcome["workspace"], "hi.txt").read_text() == "hi\n"
+    shown = cli(home, "show", outcome["run_id"])
+    assert "code ran WITHOUT a sandbox (--unsafe-code)" in shown.stdout
+    stored = json.loads(cli(home, "show", outcome["run_id"], "--json").stdout)
+    assert stored["settings"]["tools"]["sandbox"]["backend"] == "unsafe"
+    assert [e["kind"] for e in stored["events"]].count("code_unsafe") == 1
+
+
+def test_without_bubblewrap_code_commands_are_not_offered_and_the_person_is_told() -> None:
+    from autonoma.agent.session import RunSettings, run_tools, tool_notices
+    from autonoma.tools.settings import SandboxSettings
+
+    settings = RunSettings(model="scripted", tools=ToolSettings(sandbox=SandboxSettings()))
+    settings.tools.sandbox.backend = "docker"  # not available in this version: refused
+    assert "execute_python" not in run_tools(settings, memory=False).names
+    ((kind, data),) = tool_notices(settings)
+    assert kind == "code_refused" and "apt-get install bubblewrap" in data["message"]

@@ -74,7 +74,11 @@ class LiveView:
         self._stop_spinner()
         if label is not None and event.kind in ("run_started", "run_finished"):
             return  # a task's run: its task's changes say the same
-        if event.kind == "planning":
+        if event.kind == "code_unsafe":
+            self.console.print(Text(f"WARNING: {data.get('message', '')}", "bold red"))
+        elif event.kind == "code_refused":
+            self.console.print(Text(f"no code execution: {data.get('message', '')}", "yellow"))
+        elif event.kind == "planning":
             self._status = self.console.status("planning: breaking the goal into tasks…")
             self._status.start()
         elif event.kind == "planned":
@@ -222,6 +226,8 @@ def run_report(
     if run.reason:
         line.append(f": {neutralise(run.reason)}")
     console.print(line)
+    if run.settings.get("tools", {}).get("sandbox", {}).get("backend") == "unsafe":
+        console.print(Text("code ran WITHOUT a sandbox (--unsafe-code)", style="bold red"))
     spent = spent or run.spent
     console.print(
         f"{spent.steps} steps · {spent.prompt_tokens} prompt + {spent.completion_tokens} "

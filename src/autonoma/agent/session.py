@@ -36,9 +36,11 @@ from autonoma.runtime.budget import BudgetLimits, BudgetSpent
 from autonoma.runtime.store import RunRecord, RunStore, default_home, new_run_id
 from autonoma.tools import CORE_TOOLS, ToolRegistry, Workspace
 from autonoma.tools.calculator import calculator
+from autonoma.tools.code import CODE_TOOLS
 from autonoma.tools.egress import EgressGuard
 from autonoma.tools.person import ask_person
 from autonoma.tools.retrieval import ToolRetriever, needs_retrieval
+from autonoma.tools.sandbox import Sandbox, SandboxUnavailable, make_sandbox
 from autonoma.tools.settings import ToolSettings
 from autonoma.tools.web import WEB_TOOLS
 
@@ -102,10 +104,24 @@ def run_tools(settings: RunSettings, *, memory: bool) -> ToolRegistry:
         registry.add(calculator)
     if "person" in groups and not settings.continuous:  # nobody would answer
         registry.add(ask_person)
+    if "code" in groups and open_sandbox(settings)[0] is not None:
+        for code_tool in CODE_TOOLS:
+            registry.add(code_tool)
     if "web" in groups:
         for web_tool in WEB_TOOLS:
             registry.add(web_tool)
     return registry
+
+
+def open_sandbox(settings: RunSettings) -> tuple[Sandbox | None, str | None]:
+    """The run's code sandbox, or why there is none (bubblewrap missing: how to install it).
+    Without one the code commands are not offered at all."""
+    if "code" not in settings.tools.groups:
+        return None, None
+    try:
+        return make_sandbox(settings.tools.sandbox), None
+    except SandboxUnavailable as error:
+        return None, str(error)
 
 
 def tool_extras(settings: RunSettings) -> dict[str, Any]:
@@ -113,7 +129,29 @@ def tool_extras(settings: RunSettings) -> dict[str, Any]:
     extras: dict[str, Any] = {}
     if "web" in settings.tools.groups:
         extras["egress"] = EgressGuard(settings.tools.web)
+    sandbox, _ = open_sandbox(settings)
+    if sandbox is not None:
+        extras["sandbox"] = sandbox
     return extras
+
+
+def tool_notices(settings: RunSettings) -> list[tuple[str, dict[str, Any]]]:
+    """What a person must know about the run's tools before it starts, as events: code that
+    will run unconfined, or code commands left out because no sandbox can run here."""
+    sandbox, problem = open_sandbox(settings)
+    if problem is not None:
+        return [("code_refused", {"message": problem})]
+    if sandbox is not None and not sandbox.isolated:
+        return [
+            (
+                "code_unsafe",
+                {
+                    "message": "code runs WITHOUT a sandbox (--unsafe-code): it can read and "
+                    "change whatever this user can, limited only by rlimits"
+                },
+            )
+        ]
+    return []
 
 
 async def create_run(
@@ -217,6 +255,10 @@ async def _run_with(
         registry = tools or run_tools(settings, memory=memory is not None)
         retriever = None
         extras = tool_extras(settings)
+        for kind, data in tool_notices(settings) if tools is None else []:
+            event = await asyncio.to_thread(store.add_event, run.id, kind, data)
+            for listener in listeners or []:
+                listener(event)
         if embedder is not None and needs_retrieval(len(registry), settings.tools.retrieval):
             retriever = ToolRetriever.from_settings(registry, embedder, settings.tools.retrieval)
 
