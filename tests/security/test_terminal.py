@@ -1,0 +1,43 @@
+"""Escape sequences in what tools return (a web page, a program's output) never reach the
+terminal raw: the live view and `show` print them as visible text."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from rich.console import Console
+
+from autonoma.agent.session import RunSettings, create_run, default_tools, run_agent
+from autonoma.cli_view import LiveView, run_report
+from autonoma.llm import ScriptedModel
+from autonoma.runtime.store import RunStore
+from autonoma.tools import ToolResult, tool
+from tests.agent.test_loop import IDENTITY, act
+
+HOSTILE = "done\x1b[2J\x1b[H\x1b]0;owned\x07\rfake: all good\x1b[8mhidden\u202egnp.exe"
+
+
+@tool()
+def noisy() -> ToolResult:
+    """Print something hostile."""
+    return ToolResult(True, HOSTILE, untrusted=True)
+
+
+async def test_escapes_from_a_tool_are_shown_not_obeyed(tmp_path: Path) -> None:
+    screen = io.StringIO()
+    console = Console(file=screen, force_terminal=False, width=200, color_system=None)
+    model = ScriptedModel([act("noisy"), act("task_complete", reason="printed \x1b[31mred\x1b[0m")])
+    store = RunStore(tmp_path / "runs.db")
+    settings = RunSettings(model="scripted", continuous=True, memory=False)
+    run, _ = await create_run(
+        store, model, "Print", settings, workspace=tmp_path / "ws", identity=IDENTITY
+    )
+    tools = default_tools()
+    tools.add(noisy)
+    await run_agent(store, model, run, tools=tools, listeners=[LiveView(console)])
+    run_report(console, store.get_run(run.id), store.steps(run.id))
+    shown = screen.getvalue()
+    for raw in ("\x1b", "\x07", "\r", "\u202e"):
+        assert raw not in shown
+    assert "\\x1b[2J" in shown and "\\u202e" in shown  # visible instead
