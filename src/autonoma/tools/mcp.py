@@ -20,8 +20,9 @@ What a server says is third-party data, never instructions:
   normalised, stripped of ANSI sequences, control, format (bidi, zero-width), private-use
   and line-separator characters, its whitespace collapsed to single spaces (so it cannot
   start a line that looks like a section of the prompt), every guillemet or look-alike
-  removed (so it cannot close its quote), and capped at `DESCRIPTION_CHARS`. Descriptions
-  of arguments get the same, capped at `ARGUMENT_CHARS`.
+  removed (so it cannot close its quote), as are runs of `<<<` and `>>>` (the marks that
+  fence outside content elsewhere in the context), and capped at `DESCRIPTION_CHARS`.
+  Descriptions of arguments get the same, capped at `ARGUMENT_CHARS`.
 - Schemas keep only the validation keywords that constrained decoding understands (see
   `_KEYWORDS`): titles, examples, comments and vendor keys are dropped; local `$ref`s are
   inlined (a recursive one becomes "any value"), a root without a type becomes an object,
@@ -88,6 +89,7 @@ STDERR_TAIL = 600  # characters of a stdio server's stderr quoted when it fails
 NAME_LIMIT = 64
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_-]")
 _ARGUMENT_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+_FENCE_MARKS = re.compile(r"<{3,}|>{3,}")  # the marks around outside content in the context
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-_])")
 # The quote around a description, and every look-alike of it: removed from the text itself.
 OPEN, CLOSE = "«", "»"
@@ -151,6 +153,7 @@ def clean_text(text: str, limit: int) -> str:
     text = "".join(
         " " if unicodedata.category(ch) in _DROP_CATEGORIES else ch for ch in text
     ).translate(_QUOTES)
+    text = _FENCE_MARKS.sub(lambda m: m.group()[0], text)
     text = " ".join(text.split())
     if len(text) > limit:
         text = text[: limit - 1].rstrip() + "…"
