@@ -76,6 +76,8 @@ class LiveView:
             return  # a task's run: its task's changes say the same
         if event.kind == "code_unsafe":
             self.console.print(Text(f"WARNING: {data.get('message', '')}", "bold red"))
+        elif event.kind == "mcp_skipped":
+            self.console.print(Text(f"MCP: {short(data.get('message', ''), 300)}", "yellow"))
         elif event.kind == "code_refused":
             self.console.print(Text(f"no code execution: {data.get('message', '')}", "yellow"))
         elif event.kind == "planning":

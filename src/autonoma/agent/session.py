@@ -34,7 +34,7 @@ from autonoma.planning.dedup import Deduplicator
 from autonoma.planning.replan import Replanner
 from autonoma.runtime.budget import BudgetLimits, BudgetSpent
 from autonoma.runtime.store import RunRecord, RunStore, default_home, new_run_id
-from autonoma.tools import CORE_TOOLS, ToolRegistry, Workspace
+from autonoma.tools import CORE_TOOLS, Tool, ToolRegistry, Workspace
 from autonoma.tools.calculator import calculator
 from autonoma.tools.code import CODE_TOOLS
 from autonoma.tools.egress import EgressGuard
@@ -251,11 +251,16 @@ async def _run_with(
     async with (
         run_memory(store, model, run, settings, embedder) as memory,
         placement(settings, store, model, approver, listeners) as place,  # Ray: connected
+        mcp_tools(settings if tools is None else None) as (served, skipped),
     ):
         registry = tools or run_tools(settings, memory=memory is not None)
+        for served_tool in served:
+            registry.add(served_tool)
         retriever = None
         extras = tool_extras(settings)
-        for kind, data in tool_notices(settings) if tools is None else []:
+        notices = tool_notices(settings) if tools is None else []
+        notices += [("mcp_skipped", {"message": what}) for what in skipped]
+        for kind, data in notices:
             event = await asyncio.to_thread(store.add_event, run.id, kind, data)
             for listener in listeners or []:
                 listener(event)
@@ -306,6 +311,21 @@ async def _run_with(
             run_task=place.run_task,
         )
         return await planned.run(run.id)
+
+
+@asynccontextmanager
+async def mcp_tools(settings: RunSettings | None) -> AsyncIterator[tuple[list[Tool], list[str]]]:
+    """The tools of the run's MCP servers, connected for as long as it runs, and what was left
+    out (optional servers that failed, tools whose schema could not be used). A server that
+    is not optional and cannot be reached stops the run here with an McpError naming it."""
+    if settings is None or not settings.tools.mcp:
+        yield [], []
+        return
+    from autonoma.tools.mcp import McpTools  # needs the mcp extra
+
+    connections = McpTools(settings.tools.mcp)
+    async with connections as served:
+        yield served, connections.skipped
 
 
 @asynccontextmanager
