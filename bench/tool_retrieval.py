@@ -74,7 +74,8 @@ from bench.common import write_result
 
 IMAGES = Path(__file__).resolve().parents[1] / "docs" / "images"
 COUNTS = (10, 50, 100, 200, 500)
-KS = (1, 3, 5, 8, 10, 12, 15, 20, 30)
+KS = (1, 3, 5, 8, 10, 12, 15, 20, 25, 30, 40, 50)
+SHOWN = 5  # tools a find_tools call lists
 PROMPT_KS = (8, 20, 30)
 
 # -- the catalogue ---------------------------------------------------------------------------
@@ -1260,6 +1261,23 @@ def recall_table(
     return rows
 
 
+def offered_or_found(
+    recall: dict[str, dict[int, list[int]]], settings: RetrievalSettings
+) -> list[dict[str, Any]]:
+    """Per tool count and k: the share of requests whose right tool is offered (request and
+    hint, top k) or would be found by a find_tools call worded as the hint (top SHOWN): an
+    upper bound, for a model that searches whenever its tool is missing."""
+    rows = []
+    for n, offered in recall["request_and_hint"].items():
+        found = recall["hint_alone"][n]
+        row: dict[str, Any] = {"tools": n}
+        for k in sorted({settings.k, 8, 20, 25, 30}):
+            hits = [o < k or f < SHOWN for o, f in zip(offered, found, strict=True)]
+            row[str(k)] = round(sum(hits) / len(hits), 3)
+        rows.append(row)
+    return rows
+
+
 # -- the model's own words -------------------------------------------------------------------
 
 
@@ -1449,10 +1467,12 @@ async def main() -> None:
         )
     try:
         imagined: list[str] | None = None
+        hints_by = None
         if args.hints_from:
-            imagined = json.loads(args.hints_from.read_text())["hints"]
+            earlier = json.loads(args.hints_from.read_text())
+            imagined, hints_by = earlier["hints"], f"{earlier['hints_by']}, in {args.hints_from}"
         elif model is not None:
-            imagined = await hints(model, REQUESTS)
+            imagined, hints_by = await hints(model, REQUESTS), args.model
 
         started = time.perf_counter()
         recall = {"request": await ranks(minilm, domains, REQUESTS, COUNTS, args.seed)}
@@ -1507,9 +1527,10 @@ async def main() -> None:
         "core_tools": len(CORE_TOOLS),
         "settings": settings.model_dump(),
         "embedder": minilm.name,
-        "hints_by": str(args.hints_from or args.model) if imagined is not None else None,
+        "hints_by": hints_by,
         "overlap": overlap(REQUESTS, by_name),
         "recall": {name: recall_table(positions, settings) for name, positions in recall.items()},
+        "offered_or_found": None if imagined is None else offered_or_found(recall, settings),
         "misses_at_k_500_tools": sorted(misses, key=lambda m: m["rank"]),
         "select_ms_500_tools": {
             "p50": round(statistics.median(timings), 2),
@@ -1571,9 +1592,8 @@ def plot(data: dict[str, Any], out: Path = IMAGES / "tool_retrieval.svg") -> Pat
         right.plot(
             counts, [r["all"][key] for r in rows], "C3" + style, ms=3, label=f"every tool, {label}"
         )
-        for shown, colour in zip(
-            sorted(rows[0]["retrieval"], key=int), ("C0", "C2", "C4"), strict=False
-        ):
+        shown_ks = sorted({8, k} & {int(x) for x in rows[0]["retrieval"]})
+        for shown, colour in zip(map(str, shown_ks), ("C0", "C4"), strict=False):
             right.plot(
                 counts,
                 [r["retrieval"][shown][key] for r in rows],
