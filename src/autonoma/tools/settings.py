@@ -76,7 +76,7 @@ class RetrievalSettings(BaseModel):
     # (8 gave 88%); see "Tool retrieval" in docs/benchmarks.md
     k: int = Field(25, ge=1)
     # Ask the model once a task for the command it would wish for, and search with it too
-    # (tools.retrieval.imagine_tool): one model call a task, +4.5 to +5.5 points of recall.
+    # (tools.retrieval.imagine_tool): one model call a task; at 500 tools, 90.5% -> 95.5%.
     hint: bool = True
 
 
