@@ -48,6 +48,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/memory_retrieval.py
 	$(BIN)/python bench/memory_context.py
 	$(BIN)/python bench/planning_makespan.py
+	$(BIN)/python bench/tool_retrieval.py
 	$(BIN)/python bench/plot.py
 
 clean:

@@ -40,7 +40,7 @@ from autonoma.runtime.budget import (
 from autonoma.runtime.store import EventRecord, RunRecord, RunStatus, RunStore, StepRecord
 from autonoma.templating import render
 from autonoma.tools import Risk, Tool, ToolContext, ToolRegistry, ToolResult, Workspace
-from autonoma.tools.retrieval import ToolRetriever, step_query
+from autonoma.tools.retrieval import ToolRetriever, imagine_tool, step_query
 
 EventListener = Callable[[EventRecord], None]
 
@@ -63,6 +63,9 @@ class AgentConfig:
     # Once outside content (a web page, an API's answer) is in the context, risky commands
     # need a person's approval even when continuous: the content may be an injection.
     approve_after_untrusted: bool = True
+    # With a retriever: ask the model once what command it would wish for, and find tools by
+    # that too (measured: 90.5% -> 95.5% right tool offered among 500; bench/tool_retrieval)
+    tool_hint: bool = False
 
 
 @dataclass
@@ -134,6 +137,7 @@ class Agent:
         self.retriever = retriever
         self._offered: list[Tool] = list(tools)
         self._schemas: dict[tuple[str, ...], dict[str, Any]] = {}
+        self._hint = ""
         self._approved_ahead = 0
         self._budget: SharedBudget | None = None  # the run's, while it runs
         self._outside_from: int | None = None  # the first step that brought outside content
@@ -175,6 +179,7 @@ class Agent:
         await self._close_interrupted(run_id, steps)
         self._outside_from = next((s.n for s in steps if s.untrusted), None)
         steps = await asyncio.to_thread(self.store.steps, run_id)
+        self._hint = await self._tool_hint(run, spent)
         await asyncio.to_thread(self.store.set_status, run_id, "running", "", spent)
         await self.emit(run_id, "run_started", resumed=bool(steps), identity=run.identity)
         clock_base, clock_start = spent.seconds, time.monotonic()
@@ -481,13 +486,33 @@ class Agent:
             return
         last = steps[-1] if steps else None
         offered = await self.retriever.select(
-            step_query(run.goal, last.thoughts if last else None),
+            step_query(run.goal, last.thoughts if last else None, hint=self._hint),
             include=[last.command] if last and last.command else [],
         )
         names = [t.name for t in offered]
         if names != [t.name for t in self._offered]:
             self._offered = offered
             await self.emit(run.id, "tools_offered", len(steps) + 1, tools=names)
+
+    async def _tool_hint(self, run: RunRecord, spent: BudgetSpent) -> str:
+        """The command the model imagines for the task, asked once a run (kept in an event,
+        so a resumed run does not ask again); "" without retrieval or if the model fails."""
+        if self.retriever is None or not self.config.tool_hint:
+            return ""
+        events = await asyncio.to_thread(self.store.events, run.id)
+        for event in events:
+            if event.kind == "tools_hint":
+                return str(event.data.get("hint", ""))
+        try:
+            response = await imagine_tool(self.model, run.goal)
+        except ModelError as error:
+            await self.emit(run.id, "tools_hint", hint="", error=str(error))
+            return ""
+        spent.charge(
+            response.usage.prompt_tokens, response.usage.completion_tokens, response.cost_usd
+        )
+        await self.emit(run.id, "tools_hint", hint=response.text)
+        return response.text
 
     def _schema(self) -> dict[str, Any]:
         key = tuple(tool.name for tool in self._offered)

@@ -256,7 +256,6 @@ async def _run_with(
         registry = tools or run_tools(settings, memory=memory is not None)
         for served_tool in served:
             registry.add(served_tool)
-        retriever = None
         extras = tool_extras(settings)
         notices = tool_notices(settings) if tools is None else []
         notices += [("mcp_skipped", {"message": what}) for what in skipped]
@@ -264,19 +263,26 @@ async def _run_with(
             event = await asyncio.to_thread(store.add_event, run.id, kind, data)
             for listener in listeners or []:
                 listener(event)
-        if embedder is not None and needs_retrieval(len(registry), settings.tools.retrieval):
-            retriever = ToolRetriever.from_settings(registry, embedder, settings.tools.retrieval)
+        retrieval = settings.tools.retrieval
+        retrieving = embedder is not None and needs_retrieval(len(registry), retrieval)
 
         def make_agent(limits: BudgetLimits) -> Agent:
+            # one retriever a run: what its find_tools command found stays on offer in it
+            retriever, offered = None, registry
+            if retrieving and embedder is not None:
+                offered = ToolRegistry(list(registry))
+                retriever = ToolRetriever.from_settings(offered, embedder, retrieval)
+                offered.add(retriever.find_tools())
             return Agent(
                 model,
-                registry,
+                offered,
                 store,
                 config=AgentConfig(
                     limits=limits,
                     continuous=settings.continuous,
                     seed=settings.seed,
                     approve_after_untrusted=settings.tools.approve_after_untrusted,
+                    tool_hint=retrieval.hint,
                 ),
                 approver=approver,
                 listeners=listeners,
