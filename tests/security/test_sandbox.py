@@ -490,6 +490,20 @@ def test_as_an_ordinary_user() -> None:
         pytest.skip("no system python of this version to run autonoma as another user")
     site = Path(pydantic.__file__).resolve().parents[1]
     src = Path(autonoma.__file__).resolve().parents[1]
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{src}:{site}"}
+    importable = subprocess.run(
+        [str(system_python), "-c", "import autonoma.tools.sandbox"],
+        user=ORDINARY_UID,
+        group=ORDINARY_UID,
+        extra_groups=[],
+        env={**env, "HOME": "/"},
+        cwd="/",
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if importable.returncode != 0:  # e.g. a checkout under a directory only root may enter
+        pytest.skip(f"uid {ORDINARY_UID} cannot import autonoma from {src} and {site}")
     workspace = Path(tempfile.mkdtemp(prefix="autonoma-ordinary-"))
     try:
         os.chown(workspace, ORDINARY_UID, ORDINARY_UID)
@@ -498,7 +512,7 @@ def test_as_an_ordinary_user() -> None:
             user=ORDINARY_UID,
             group=ORDINARY_UID,
             extra_groups=[],
-            env={"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{src}:{site}", "HOME": str(workspace)},
+            env={**env, "HOME": str(workspace)},
             cwd=workspace,
             capture_output=True,
             text=True,
