@@ -1,0 +1,257 @@
+"""LLM+P: for a goal in a domain with a PDDL domain file, the model writes the PDDL *problem*
+(objects, initial state, goal), `pyperplan` parses and solves it, and the plan (a list of ground
+actions) becomes a task graph: a chain where each action waits for the one before. A problem
+the parser rejects, or one with no plan, goes back to the model with the exact error.
+
+Blocksworld ships as a worked example: `PddlDomain.load("blocksworld")`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from autonoma.errors import AutonomaError, ModelRefused, OutputInvalid
+from autonoma.llm import Model
+from autonoma.planning.decompose import PlanInvalid
+from autonoma.planning.graph import Task, TaskGraph
+from autonoma.runtime.budget import BudgetSpent
+from autonoma.templating import render
+
+
+class PddlUnavailable(AutonomaError):
+    """pyperplan is not installed."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "the LLM+P planner needs pyperplan; install the extra: pip install 'autonoma[planning]'"
+        )
+
+
+class PddlPlanFailed(PlanInvalid):
+    """The model's PDDL problems never parsed into one the classical planner could solve."""
+
+    def __init__(self, domain: str, problems: Sequence[str], attempts: int) -> None:
+        listed = "; ".join(problems)
+        AutonomaError.__init__(
+            self,
+            f"the model wrote no solvable PDDL problem for the domain {domain!r} in "
+            f"{attempts} attempt(s); last problems: {listed}. Check that the goal belongs to "
+            "this domain, or try a larger model or the decompose planner.",
+        )
+        self.domain = domain
+        self.problems = list(problems)
+        self.attempts = attempts
+
+
+@dataclass(frozen=True)
+class PddlDomain:
+    """A PDDL domain: its name (as in `(define (domain NAME)`) and its text."""
+
+    name: str
+    text: str
+
+    @classmethod
+    def load(cls, name: str) -> PddlDomain:
+        """A domain shipped in `autonoma/planning/domains/<name>.pddl` (e.g. "blocksworld")."""
+        source = resources.files("autonoma.planning").joinpath("domains", f"{name}.pddl")
+        if not source.is_file():
+            raise AutonomaError(
+                f"no shipped PDDL domain {name!r}; give a domain file with PddlDomain.from_file"
+            )
+        return cls.parse(source.read_text(encoding="utf-8"))
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> PddlDomain:
+        return cls.parse(Path(path).read_text(encoding="utf-8"))
+
+    @classmethod
+    def parse(cls, text: str) -> PddlDomain:
+        """Checked by pyperplan's parser; AutonomaError if it is not a valid domain."""
+        try:
+            domain = _parse_domain(text)
+        except PddlUnavailable:
+            raise
+        except Exception as error:  # pyperplan raises ParseError, SemanticError, ValueError...
+            raise AutonomaError(f"the PDDL domain does not parse: {_said(error)}") from error
+        return cls(name=str(domain.name), text=text)
+
+
+class ProblemAnswer(BaseModel):
+    """The model's answer: one PDDL problem for the domain."""
+
+    problem: str = Field(min_length=1, max_length=12000)
+
+
+@dataclass(frozen=True)
+class Solution:
+    """What the classical planner made of a problem: the ground actions in order, or the
+    problems that stop it (a parse error, an unknown predicate, no plan)."""
+
+    actions: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+def _said(error: BaseException) -> str:
+    text = str(error).strip().strip("'\"") or "no message"
+    return f"{type(error).__name__}: {text}"[:400]
+
+
+def _parser(domain_text: str) -> Any:
+    try:
+        from pyperplan.pddl.parser import Parser
+    except ImportError as error:  # pragma: no cover - the extra is installed in development
+        raise PddlUnavailable() from error
+    parser = Parser(None)
+    parser.domInput = domain_text
+    return parser
+
+
+def _parse_domain(domain_text: str) -> Any:
+    return _parser(domain_text).parse_domain(read_from_file=False)
+
+
+def solve(domain_text: str, problem_text: str) -> Solution:
+    """Parse `problem_text` against the domain and search for a plan (greedy best-first with
+    the FF heuristic). Blocking: call it through `asyncio.to_thread`."""
+    parser = _parser(domain_text)
+    domain = parser.parse_domain(read_from_file=False)
+    try:
+        parser.probInput = problem_text
+        problem = parser.parse_problem(domain, read_from_file=False)
+    except Exception as error:  # pyperplan's errors have no common base
+        return Solution(problems=[f"the PDDL problem does not parse: {_said(error)}"])
+    known = {name: len(p.signature) for name, p in domain.predicates.items()}
+    problems: list[str] = []
+    for part, atoms in (("init", problem.initial_state), ("goal", problem.goal)):
+        for atom in atoms:
+            if atom.name not in known:
+                problems.append(
+                    f"(:{part}) uses the predicate {atom.name!r}, which the domain does not "
+                    f"define (predicates: {', '.join(sorted(known))})"
+                )
+            elif len(atom.signature) != known[atom.name]:
+                problems.append(
+                    f"(:{part}) gives {atom.name!r} {len(atom.signature)} argument(s); "
+                    f"the domain says {known[atom.name]}"
+                )
+    if problems:
+        return Solution(problems=problems)
+    from pyperplan import grounding
+    from pyperplan.heuristics.relaxation import hFFHeuristic
+    from pyperplan.search import greedy_best_first_search
+
+    try:
+        task = grounding.ground(problem)
+        plan = greedy_best_first_search(task, hFFHeuristic(task))
+    except Exception as error:
+        return Solution(problems=[f"the planner could not use the problem: {_said(error)}"])
+    if plan is None:
+        return Solution(
+            problems=[
+                "the classical planner found no plan: the goal cannot be reached from the "
+                "initial state with the domain's actions. Check that (:init) states every fact "
+                "true at the start (and only those) and that (:goal) asks for what is wanted"
+            ]
+        )
+    if not plan:
+        return Solution(
+            problems=[
+                "the goal already holds in the initial state, so there is nothing to do. "
+                "(:init) must describe the state now and (:goal) the state wanted"
+            ]
+        )
+    return Solution(actions=[str(op.name) for op in plan])
+
+
+def chain(actions: Sequence[str], goal: str, domain: str) -> TaskGraph:
+    """The plan as a task graph: task `a<n>` does action n and waits for `a<n-1>`."""
+    count = len(actions)
+    tasks = [
+        Task(
+            id=f"a{n}",
+            task=render(
+                "autonoma.planning",
+                "pddl_task.j2",
+                action=action,
+                n=n,
+                count=count,
+                goal=goal[:600],
+                domain=domain,
+            )[:1000],
+            dep=[f"a{n - 1}"] if n > 1 else [],
+            value=5,
+            effort=1,
+        )
+        for n, action in enumerate(actions, start=1)
+    ]
+    return TaskGraph(tasks=tasks)
+
+
+@dataclass
+class PddlPlanner:
+    """LLM+P: the model writes the PDDL problem, pyperplan solves it. Same `plan` interface
+    as `Decomposer`, so a planned run can use either."""
+
+    model: Model
+    domain: PddlDomain
+    repairs: int = 2  # times a problem that fails to parse or solve is sent back
+    max_tokens: int = 1500
+    history: list[list[str]] = field(default_factory=list)  # each attempt's problems
+    problem: str = ""  # the PDDL problem that was solved, for the record
+
+    async def plan(
+        self,
+        goal: str,
+        spent: BudgetSpent,
+        *,
+        who: str = "an autonomous agent",
+        goals: Sequence[str] = (),
+        tools: Sequence[str] = (),
+        files: Sequence[str] = (),
+    ) -> TaskGraph:
+        """A chain of the plan's actions, or PddlPlanFailed with the last problems. Every
+        answer's cost is charged to `spent`."""
+        prompt = render(
+            "autonoma.planning",
+            "pddl_problem.j2",
+            who=who,
+            goal=goal,
+            goals=list(goals),
+            domain=self.domain.name,
+            domain_text=self.domain.text,
+        )
+        messages: list[dict[str, Any]] = [{"role": "user", "content": prompt}]
+        problems: list[str] = []
+        for _ in range(self.repairs + 1):
+            try:
+                response = await self.model.request(
+                    messages, output=ProblemAnswer, max_tokens=self.max_tokens, temperature=0.0
+                )
+            except (OutputInvalid, ModelRefused) as error:
+                spent.charge(error.prompt_tokens, error.completion_tokens, error.cost_usd)
+                problems = [f"the answer was not a PDDL problem: {str(error)[:300]}"]
+                self.history.append(problems)
+                continue
+            usage = response.usage
+            spent.charge(usage.prompt_tokens, usage.completion_tokens, response.cost_usd)
+            answer: ProblemAnswer = response.data
+            solution = await asyncio.to_thread(solve, self.domain.text, answer.problem)
+            problems = solution.problems
+            self.history.append(problems)
+            if not problems:
+                self.problem = answer.problem
+                return chain(solution.actions, goal, self.domain.name)
+            repair = render("autonoma.planning", "pddl_repair.j2", problems=problems)
+            messages = [
+                *messages[:1],
+                {"role": "assistant", "content": response.text},
+                {"role": "user", "content": repair},
+            ]
+        raise PddlPlanFailed(self.domain.name, problems, self.repairs + 1)
