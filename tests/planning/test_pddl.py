@@ -7,7 +7,13 @@ import pytest
 from autonoma.errors import AutonomaError
 from autonoma.llm import ScriptedModel
 from autonoma.planning.decompose import PlanInvalid
-from autonoma.planning.pddl import PddlDomain, PddlPlanFailed, PddlPlanner, solve
+from autonoma.planning.pddl import (
+    PddlDomain,
+    PddlPlanFailed,
+    PddlPlanner,
+    solve,
+    solve_within,
+)
 from autonoma.runtime.budget import BudgetSpent
 
 GOAL = "Blocks a, b and c: c is on a; a and b are on the table. Build the tower a on b on c."
@@ -116,3 +122,10 @@ def _json(text: str) -> str:
     import json
 
     return json.dumps(text)
+
+
+async def test_the_search_runs_in_a_child_process_with_a_time_limit() -> None:
+    solved = await solve_within(blocksworld().text, PROBLEM, 60)
+    assert solved == solve(blocksworld().text, PROBLEM)
+    stopped = await solve_within(blocksworld().text, PROBLEM, 0.001)
+    assert stopped.actions == [] and "no plan within 0.001 s" in stopped.problems[0]

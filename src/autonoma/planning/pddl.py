@@ -9,6 +9,8 @@ Blocksworld ships as a worked example: `PddlDomain.load("blocksworld")`.
 from __future__ import annotations
 
 import asyncio
+import json
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import resources
@@ -119,7 +121,8 @@ def _parse_domain(domain_text: str) -> Any:
 
 def solve(domain_text: str, problem_text: str) -> Solution:
     """Parse `problem_text` against the domain and search for a plan (greedy best-first with
-    the FF heuristic). Blocking: call it through `asyncio.to_thread`."""
+    the FF heuristic). Blocking and unbounded in time: `solve_within` runs it in a child
+    process with a time limit."""
     parser = _parser(domain_text)
     domain = parser.parse_domain(read_from_file=False)
     try:
@@ -170,6 +173,47 @@ def solve(domain_text: str, problem_text: str) -> Solution:
     return Solution(actions=[str(op.name) for op in plan])
 
 
+async def solve_within(domain_text: str, problem_text: str, seconds: float) -> Solution:
+    """`solve` in a child process that is killed after `seconds`: a search over a large
+    unsolvable problem can run for hours, and a thread cannot be stopped."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "autonoma.planning.pddl",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    given = json.dumps({"domain": domain_text, "problem": problem_text}).encode()
+    try:
+        out, err = await asyncio.wait_for(process.communicate(given), seconds)
+    except TimeoutError:
+        process.kill()
+        await process.wait()
+        return Solution(
+            problems=[
+                f"the classical planner found no plan within {seconds:g} s: the problem is "
+                "probably unsolvable (check that (:init) states every fact true at the start "
+                "and (:goal) only what is wanted) or has more objects than the goal needs"
+            ]
+        )
+    if process.returncode != 0:
+        if b"No module named 'pyperplan'" in err:
+            raise PddlUnavailable()
+        said = err.decode(errors="replace").strip().splitlines()[-1:] or ["no message"]
+        return Solution(problems=[f"the planner could not use the problem: {said[0][:300]}"])
+    found = json.loads(out)
+    return Solution(actions=list(found["actions"]), problems=list(found["problems"]))
+
+
+def _main() -> None:
+    """`python -m autonoma.planning.pddl`: {"domain", "problem"} on stdin, the Solution as
+    {"actions", "problems"} on stdout."""
+    given = json.loads(sys.stdin.read())
+    solution = solve(given["domain"], given["problem"])
+    json.dump({"actions": solution.actions, "problems": solution.problems}, sys.stdout)
+
+
 def chain(actions: Sequence[str], goal: str, domain: str) -> TaskGraph:
     """The plan as a task graph: task `a<n>` does action n and waits for `a<n-1>`."""
     count = len(actions)
@@ -203,6 +247,7 @@ class PddlPlanner:
     domain: PddlDomain
     repairs: int = 2  # times a problem that fails to parse or solve is sent back
     max_tokens: int = 1500
+    search_seconds: float = 30.0  # time the classical planner has for one problem
     history: list[list[str]] = field(default_factory=list)  # each attempt's problems
     problem: str = ""  # the PDDL problem that was solved, for the record
 
@@ -242,7 +287,7 @@ class PddlPlanner:
             usage = response.usage
             spent.charge(usage.prompt_tokens, usage.completion_tokens, response.cost_usd)
             answer: ProblemAnswer = response.data
-            solution = await asyncio.to_thread(solve, self.domain.text, answer.problem)
+            solution = await solve_within(self.domain.text, answer.problem, self.search_seconds)
             problems = solution.problems
             self.history.append(problems)
             if not problems:
@@ -255,3 +300,7 @@ class PddlPlanner:
                 {"role": "user", "content": repair},
             ]
         raise PddlPlanFailed(self.domain.name, problems, self.repairs + 1)
+
+
+if __name__ == "__main__":
+    _main()
