@@ -222,3 +222,15 @@ async def test_a_looping_scripted_run_is_caught_within_the_count(
     monitor = Monitor()
     first = next(s.n for s in steps if any(d.kind == "repeat" for d in monitor.check(steps[: s.n])))
     assert first == MonitorSettings().repeat_count
+
+
+async def test_a_two_step_cycle_in_a_scripted_run_is_caught(tmp_path: Path) -> None:
+    store = RunStore(tmp_path / "runs.db")
+    pair = [act("list_files", directory="."), act("read_file", path="notes.txt")]
+    model = ScriptedModel(pair * 3)
+    run, _ = await start(store, model, tmp_path, limits=BudgetLimits(max_steps=6))
+    steps = store.steps(run.id)
+    monitor = Monitor(MonitorSettings(periodic_every=0))
+    found = [monitor.check(steps[:n]) for n in range(1, len(steps) + 1)]
+    cycles = [(n, d) for n, f in enumerate(found, 1) for d in f if d.kind == "cycle"]
+    assert [(n, d.steps) for n, d in cycles] == [(4, [1, 2, 3, 4])]
