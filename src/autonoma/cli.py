@@ -290,6 +290,15 @@ def run(
         "--ray-address",
         help="with --executor ray: the cluster's HOST:PORT (or auto); default: start Ray here",
     ),
+    planner: str = typer.Option(
+        "decompose",
+        "--planner",
+        help="plan: decompose (one answer), tot (Tree of Thoughts: the best of several rated "
+        "plans) or pddl (LLM+P: the model writes a PDDL problem, pyperplan solves it)",
+    ),
+    pddl_domain: str = typer.Option(
+        "blocksworld", "--pddl-domain", help="planner pddl: a shipped domain or a .pddl file"
+    ),
     tools: str = typer.Option(
         ",".join(TOOL_GROUPS),
         "--tools",
@@ -328,6 +337,7 @@ def run(
         (embedder, ("auto", "minilm", "lexical"), "--embedder"),
         (strategy, ("loop", "plan"), "--strategy"),
         (executor, ("local", "ray"), "--executor"),
+        (planner, ("decompose", "tot", "pddl"), "--planner"),
     ):
         if value not in allowed:
             raise typer.BadParameter(f"{option} is one of {', '.join(allowed)}, not {value!r}")
@@ -351,6 +361,8 @@ def run(
             "executor": executor,
             "ray_address": ray_address,
             "tools": tool_config,
+            "planner": planner,
+            "pddl_domain": pddl_domain,
         }
     )
     check_placement(settings)  # an unreachable Ray cluster fails here, before the run exists

@@ -19,7 +19,7 @@ from autonoma.agent.identity import AgentIdentity
 from autonoma.agent.loop import Agent, EventListener, RunOutcome
 from autonoma.errors import AutonomaError, ModelError
 from autonoma.planning.creation import TaskCreator
-from autonoma.planning.decompose import Decomposer, PlanInvalid
+from autonoma.planning.decompose import PlanInvalid, Planner
 from autonoma.planning.graph import Task, TaskGraph, is_file, render_tree
 from autonoma.planning.replan import Replanner
 from autonoma.runtime.budget import BudgetLimits, BudgetSpent, SharedBudget
@@ -62,7 +62,7 @@ class PlannedRun:
     def __init__(
         self,
         store: RunStore,
-        planner: Decomposer,
+        planner: Planner,
         make_agent: Callable[[BudgetLimits], Agent],
         *,
         limits: BudgetLimits,

@@ -29,9 +29,10 @@ from autonoma.memory.reflection import Reflector
 from autonoma.memory.stream import MemoryStream
 from autonoma.memory.summary import Summariser
 from autonoma.planning.creation import TaskCreator
-from autonoma.planning.decompose import Decomposer
+from autonoma.planning.decompose import Decomposer, Planner
 from autonoma.planning.dedup import Deduplicator
 from autonoma.planning.replan import Replanner
+from autonoma.planning.tot import ToTDecomposer
 from autonoma.runtime.budget import BudgetLimits, BudgetSpent
 from autonoma.runtime.store import RunRecord, RunStore, default_home, new_run_id
 from autonoma.tools import CORE_TOOLS, Tool, ToolRegistry, Workspace
@@ -69,6 +70,12 @@ class RunSettings(BaseModel):
     executor: Literal["local", "ray"] = "local"  # planned: where tasks run (docs/planning.md)
     ray_address: str | None = None  # executor ray: a cluster to join; default: start Ray here
     tools: ToolSettings = Field(default_factory=ToolSettings)
+    # planned: how the goal becomes a graph: one structured answer (decompose), the best of
+    # several rated ones (tot: Tree of Thoughts), or a PDDL problem solved by a planner (pddl)
+    planner: Literal["decompose", "tot", "pddl"] = "decompose"
+    pddl_domain: str = "blocksworld"  # a shipped domain's name or a .pddl file
+    tot_k: int = Field(3, ge=1, le=8)  # tot: plans proposed at each level
+    tot_depth: int = Field(1, ge=1, le=2)  # tot: 2 also refines the best plan
 
 
 def memory_path(store: RunStore, embedder: Embedder) -> Path:
@@ -296,7 +303,7 @@ async def _run_with(
             return await make_agent(settings.limits).run(run.id)
         planned = PlannedRun(
             store,
-            Decomposer(model),
+            make_planner(model, settings),
             make_agent,
             limits=settings.limits,
             config=PlanConfig(
@@ -317,6 +324,22 @@ async def _run_with(
             run_task=place.run_task,
         )
         return await planned.run(run.id)
+
+
+def make_planner(model: Model, settings: RunSettings) -> Planner:
+    if settings.planner == "tot":
+        return ToTDecomposer(model, k=settings.tot_k, depth=settings.tot_depth)
+    if settings.planner == "pddl":
+        from autonoma.planning.pddl import PddlDomain, PddlPlanner  # needs the planning extra
+
+        name = settings.pddl_domain
+        if not name.endswith(".pddl"):
+            return PddlPlanner(model, PddlDomain.load(name))
+        try:
+            return PddlPlanner(model, PddlDomain.from_file(Path(name)))
+        except OSError as error:
+            raise ConfigError(f"cannot read the PDDL domain {name}: {error.strerror}") from None
+    return Decomposer(model)
 
 
 @asynccontextmanager

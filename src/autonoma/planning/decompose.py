@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -146,3 +146,21 @@ class Decomposer:
             history=self.history,
         )
         return TaskGraph(tasks=[Task(**t.model_dump()) for t in answer.tasks])
+
+
+class Planner(Protocol):
+    """What a planned run needs of a planner: a valid graph for a goal (PlanInvalid when none
+    could be had), and each attempt's problems. Decomposer, ToTDecomposer and PddlPlanner."""
+
+    history: list[list[str]]
+
+    async def plan(
+        self,
+        goal: str,
+        spent: BudgetSpent,
+        *,
+        who: str = ...,
+        goals: Sequence[str] = (),
+        tools: Sequence[str] = (),
+        files: Sequence[str] = (),
+    ) -> TaskGraph: ...
