@@ -76,6 +76,10 @@ class LiveView:
             return  # a task's run: its task's changes say the same
         if event.kind == "code_unsafe":
             self.console.print(Text(f"WARNING: {data.get('message', '')}", "bold red"))
+        elif event.kind == "monitor" and data.get("detection") != "periodic":
+            who = f"{label} · " if label else ""
+            said = f"{who}monitor: {data.get('detection')}: {short(data.get('evidence', ''), 200)}"
+            self.console.print(Text(said, "bold magenta"))
         elif event.kind == "mcp_skipped":
             self.console.print(Text(f"MCP: {short(data.get('message', ''), 300)}", "yellow"))
         elif event.kind == "code_refused":

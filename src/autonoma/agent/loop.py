@@ -18,6 +18,7 @@ from autonoma.agent.action import Action, action_schema, parse_action
 from autonoma.agent.approval import ApprovalRequest, Approver, Decision, RefuseWithoutTerminal
 from autonoma.agent.completion import deliverables, unmet_deliverables
 from autonoma.agent.identity import AgentIdentity
+from autonoma.agent.monitor import Monitor, MonitorSettings
 from autonoma.errors import ModelError, ModelRefused, OutputInvalid
 from autonoma.llm import Model
 from autonoma.memory.agent_memory import AgentMemory
@@ -66,6 +67,9 @@ class AgentConfig:
     # With a retriever: ask the model once what command it would wish for, and find tools by
     # that too (measured: 90.5% -> 95.5% right tool offered among 500; bench/tool_retrieval)
     tool_hint: bool = False
+    # Loops, stalls, plans without action, budget burn: detected after each step and stored
+    # as "monitor" events (docs/reflection.md). None: no monitoring.
+    monitor: MonitorSettings | None = field(default_factory=MonitorSettings)
 
 
 @dataclass
@@ -180,6 +184,9 @@ class Agent:
         self._outside_from = next((s.n for s in steps if s.untrusted), None)
         steps = await asyncio.to_thread(self.store.steps, run_id)
         self._hint = await self._tool_hint(run, spent)
+        monitor = None
+        if self.config.monitor is not None:  # a resumed run does not re-report old evidence
+            monitor = Monitor(self.config.monitor, after=steps[-1].n if steps else 0)
         await asyncio.to_thread(self.store.set_status, run_id, "running", "", spent)
         await self.emit(run_id, "run_started", resumed=bool(steps), identity=run.identity)
         clock_base, clock_start = spent.seconds, time.monotonic()
@@ -196,6 +203,8 @@ class Agent:
                     run, identity, workspace, context, steps, spent, remembered
                 )
                 steps.append(step)
+                if monitor is not None:
+                    await self._watch(monitor, run_id, steps, workspace, budget)
                 if result is not None and result.final:
                     status, reason = "completed", step.arguments.get("reason", "")
             await self._save_the_rest(run_id, steps, spent, remembered, status)
@@ -493,6 +502,28 @@ class Agent:
         if names != [t.name for t in self._offered]:
             self._offered = offered
             await self.emit(run.id, "tools_offered", len(steps) + 1, tools=names)
+
+    async def _watch(
+        self,
+        monitor: Monitor,
+        run_id: str,
+        steps: list[StepRecord],
+        workspace: Workspace,
+        budget: SharedBudget,
+    ) -> None:
+        """Check the newest step for loops and stalls; each detection is stored as an event
+        with its evidence (the steps involved)."""
+        files = {steps[-1].n: await asyncio.to_thread(workspace.files)}
+        found = monitor.check(steps, limits=self.config.limits, spent=budget.spent, files=files)
+        for detection in found:
+            await self.emit(
+                run_id,
+                "monitor",
+                steps[-1].n,
+                detection=detection.kind,
+                steps=detection.steps,
+                evidence=detection.evidence,
+            )
 
     async def _tool_hint(self, run: RunRecord, spent: BudgetSpent) -> str:
         """The command the model imagines for the task, asked once a run (kept in an event,
