@@ -290,6 +290,11 @@ def run(
         "--ray-address",
         help="with --executor ray: the cluster's HOST:PORT (or auto); default: start Ray here",
     ),
+    self_reflect: bool = typer.Option(
+        False,
+        "--self-reflect",
+        help="on a loop, a stall or budget burn, reflect (Reflexion) and keep the lesson in view",
+    ),
     planner: str = typer.Option(
         "decompose",
         "--planner",
@@ -362,6 +367,7 @@ def run(
             "ray_address": ray_address,
             "tools": tool_config,
             "planner": planner,
+            "self_reflect": self_reflect,
             "pddl_domain": pddl_domain,
         }
     )

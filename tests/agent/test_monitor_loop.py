@@ -42,3 +42,43 @@ async def test_a_repeated_command_is_detected_stored_and_shown(tmp_path: Path) -
     after = [e for e in store.events(run.id) if e.kind == "monitor"]
     assert after[: len(found)] == found
     assert all(max(e.data["steps"]) == 5 for e in after[len(found) :])  # only new evidence
+
+
+async def test_a_detected_loop_is_reflected_on_and_the_lesson_stays_in_view(
+    tmp_path: Path,
+) -> None:
+    store = RunStore(tmp_path / "runs.db")
+    reflection = {
+        "went_wrong": "I listed the files three times and learnt nothing new.",
+        "instead": "Write tidy.txt with write_file now.",
+        "verdict": "continue",
+    }
+    model = ScriptedModel(
+        [
+            *[act("list_files")] * 3,
+            reflection,  # asked right after step 3, when the repeat is detected
+            act("write_file", path="tidy.txt", text="done"),
+            act("task_complete", reason="tidy.txt is written"),
+        ]
+    )
+    settings = RunSettings(model="scripted", continuous=True, memory=False, self_reflect=True)
+    run, _ = await create_run(
+        store,
+        model,
+        "Tidy up into tidy.txt",
+        settings,
+        workspace=tmp_path / "ws",
+        identity=IDENTITY,
+    )
+    outcome = await run_agent(store, model, run)
+    assert outcome.status == "completed"
+    asked = model.requests[3].messages[-1].content
+    assert "repeat" in asked and "Example 1" in asked and "Step 3: list_files" in asked
+    (event,) = [e for e in store.events(run.id) if e.kind == "self_reflection"]
+    assert event.step == 3 and event.data["verdict"] == "continue"
+    lesson = "I listed the files three times and learnt nothing new. Instead: Write tidy.txt"
+    assert event.data["lesson"].startswith(lesson)
+    after = "\n".join(m.content for m in model.requests[4].messages)
+    assert "Lessons from your self-reflections" in after and lesson in after
+    assert lesson not in "\n".join(m.content for m in model.requests[2].messages)
+    assert store.get_run(run.id).spent.tokens > 0

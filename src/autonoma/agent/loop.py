@@ -19,6 +19,7 @@ from autonoma.agent.approval import ApprovalRequest, Approver, Decision, RefuseW
 from autonoma.agent.completion import deliverables, unmet_deliverables
 from autonoma.agent.identity import AgentIdentity
 from autonoma.agent.monitor import Monitor, MonitorSettings
+from autonoma.agent.self_reflection import SelfReflector
 from autonoma.errors import ModelError, ModelRefused, OutputInvalid
 from autonoma.llm import Model
 from autonoma.memory.agent_memory import AgentMemory
@@ -70,6 +71,11 @@ class AgentConfig:
     # Loops, stalls, plans without action, budget burn: detected after each step and stored
     # as "monitor" events (docs/reflection.md). None: no monitoring.
     monitor: MonitorSettings | None = field(default_factory=MonitorSettings)
+    # On a detection (periodic ones too), reflect with the model (Reflexion) and keep the
+    # last `lessons` lessons in view of the next steps. Off by default until the issue 7
+    # benchmark says it helps the embedded models.
+    self_reflect: bool = False
+    lessons: int = 3
 
 
 @dataclass
@@ -142,6 +148,7 @@ class Agent:
         self._offered: list[Tool] = list(tools)
         self._schemas: dict[tuple[str, ...], dict[str, Any]] = {}
         self._hint = ""
+        self._lessons: list[str] = []  # the latest self-reflections' lessons, newest last
         self._approved_ahead = 0
         self._budget: SharedBudget | None = None  # the run's, while it runs
         self._outside_from: int | None = None  # the first step that brought outside content
@@ -187,6 +194,11 @@ class Agent:
         monitor = None
         if self.config.monitor is not None:  # a resumed run does not re-report old evidence
             monitor = Monitor(self.config.monitor, after=steps[-1].n if steps else 0)
+        self._lessons = [
+            str(e.data.get("lesson", ""))
+            for e in await asyncio.to_thread(self.store.events, run_id)
+            if e.kind == "self_reflection"
+        ][-self.config.lessons :]
         await asyncio.to_thread(self.store.set_status, run_id, "running", "", spent)
         await self.emit(run_id, "run_started", resumed=bool(steps), identity=run.identity)
         clock_base, clock_start = spent.seconds, time.monotonic()
@@ -204,7 +216,7 @@ class Agent:
                 )
                 steps.append(step)
                 if monitor is not None:
-                    await self._watch(monitor, run_id, steps, workspace, budget)
+                    await self._watch(monitor, run, identity, steps, workspace, budget, spent)
                 if result is not None and result.final:
                     status, reason = "completed", step.arguments.get("reason", "")
             await self._save_the_rest(run_id, steps, spent, remembered, status)
@@ -377,6 +389,7 @@ class Agent:
             goals=identity.goals,
             files=workspace.files(),
             deliverables=deliverables(workspace, [run.goal, *identity.goals]),
+            lessons=self._lessons,
         )
         return assemble(
             prompt, steps, closing, self.limits, self.count, summary=summary, recalled=recalled
@@ -506,24 +519,46 @@ class Agent:
     async def _watch(
         self,
         monitor: Monitor,
-        run_id: str,
+        run: RunRecord,
+        identity: AgentIdentity,
         steps: list[StepRecord],
         workspace: Workspace,
         budget: SharedBudget,
+        spent: BudgetSpent,
     ) -> None:
         """Check the newest step for loops and stalls; each detection is stored as an event
-        with its evidence (the steps involved)."""
-        files = {steps[-1].n: await asyncio.to_thread(workspace.files)}
+        with its evidence (the steps involved), and with self-reflection on, the first one
+        is reflected on and its lesson kept in view."""
+        n = steps[-1].n
+        files = {n: await asyncio.to_thread(workspace.files)}
         found = monitor.check(steps, limits=self.config.limits, spent=budget.spent, files=files)
         for detection in found:
             await self.emit(
-                run_id,
+                run.id,
                 "monitor",
-                steps[-1].n,
+                n,
                 detection=detection.kind,
                 steps=detection.steps,
                 evidence=detection.evidence,
             )
+        if not found or not self.config.self_reflect:
+            return
+        who = f"{identity.name}, {identity.role}"
+        reflection = await SelfReflector(self.model).reflect(who, run.goal, steps, found[0], spent)
+        if reflection is None:
+            await self.emit(run.id, "self_reflection_failed", n, detection=found[0].kind)
+            return
+        self._lessons = [*self._lessons, reflection.lesson][-self.config.lessons :]
+        await self.emit(
+            run.id,
+            "self_reflection",
+            n,
+            detection=found[0].kind,
+            lesson=reflection.lesson,
+            verdict=reflection.verdict,
+        )
+        if self.memory is not None:
+            await self.memory.remember(f"Self-reflection at step {n}: {reflection.lesson}", spent)
 
     async def _tool_hint(self, run: RunRecord, spent: BudgetSpent) -> str:
         """The command the model imagines for the task, asked once a run (kept in an event,

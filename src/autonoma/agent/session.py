@@ -76,6 +76,8 @@ class RunSettings(BaseModel):
     pddl_domain: str = "blocksworld"  # a shipped domain's name or a .pddl file
     tot_k: int = Field(3, ge=1, le=8)  # tot: plans proposed at each level
     tot_depth: int = Field(1, ge=1, le=2)  # tot: 2 also refines the best plan
+    # on a loop, stall or budget burn the monitor detects, reflect and keep the lesson
+    self_reflect: bool = False
 
 
 def memory_path(store: RunStore, embedder: Embedder) -> Path:
@@ -290,6 +292,7 @@ async def _run_with(
                     seed=settings.seed,
                     approve_after_untrusted=settings.tools.approve_after_untrusted,
                     tool_hint=retrieval.hint,
+                    self_reflect=settings.self_reflect,
                 ),
                 approver=approver,
                 listeners=listeners,
