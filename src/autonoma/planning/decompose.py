@@ -94,6 +94,9 @@ class PlannedTask(BaseModel):
 class PlanAnswer(BaseModel):
     tasks: list[PlannedTask] = Field(min_length=1, max_length=30)
 
+    def graph(self) -> TaskGraph:
+        return TaskGraph(tasks=[Task(**t.model_dump()) for t in self.tasks])
+
 
 @dataclass
 class Decomposer:
@@ -115,7 +118,20 @@ class Decomposer:
     ) -> TaskGraph:
         """A graph with no problems, or PlanInvalid with the last ones. Every answer's cost is
         charged to `spent`."""
-        prompt = render(
+        prompt = self.prompt(goal, who=who, goals=goals, tools=tools, files=files)
+        answer = await self.ask(prompt, spent, self.checker(tools, files), self.history)
+        return answer.graph()
+
+    def prompt(
+        self,
+        goal: str,
+        *,
+        who: str,
+        goals: Sequence[str],
+        tools: Sequence[str],
+        files: Sequence[str],
+    ) -> str:
+        return render(
             "autonoma.planning",
             "decompose.j2",
             who=who,
@@ -126,13 +142,28 @@ class Decomposer:
             max_tasks=self.max_tasks,
         )
 
+    def checker(
+        self, tools: Sequence[str], files: Sequence[str]
+    ) -> Callable[[PlanAnswer], list[str]]:
+        """What is wrong with a proposed plan: the graph's problems and its size."""
+
         def problems_of(answer: PlanAnswer) -> list[str]:
-            graph = TaskGraph(tasks=[Task(**t.model_dump()) for t in answer.tasks])
+            graph = answer.graph()
             problems = graph.problems(tools=tools or None, given=files)
             if len(graph.tasks) > self.max_tasks:
                 problems.append(f"the plan has {len(graph.tasks)} tasks; at most {self.max_tasks}")
             return problems
 
+        return problems_of
+
+    async def ask(
+        self,
+        prompt: str,
+        spent: BudgetSpent,
+        problems_of: Callable[[PlanAnswer], list[str]],
+        history: list[list[str]],
+    ) -> PlanAnswer:
+        """A plan with no problems after up to `repairs` send-backs, or PlanInvalid."""
         answer, _ = await ask_with_repairs(
             self.model,
             prompt,
@@ -143,9 +174,9 @@ class Decomposer:
             max_tokens=self.max_tokens,
             repair_template="repair.j2",
             unusable="the answer was not a plan",
-            history=self.history,
+            history=history,
         )
-        return TaskGraph(tasks=[Task(**t.model_dump()) for t in answer.tasks])
+        return answer
 
 
 class Planner(Protocol):

@@ -20,9 +20,8 @@ from autonoma.planning.decompose import (
     Decomposer,
     PlanAnswer,
     PlanInvalid,
-    ask_with_repairs,
 )
-from autonoma.planning.graph import Task, TaskGraph
+from autonoma.planning.graph import TaskGraph
 from autonoma.runtime.budget import BudgetSpent
 from autonoma.templating import render
 
@@ -47,7 +46,7 @@ class Candidate:
     attempts: list[list[str]] = field(default_factory=list)  # its problems, each attempt
 
     def graph(self) -> TaskGraph:
-        return TaskGraph(tasks=[Task(**t.model_dump()) for t in self.plan.tasks])
+        return self.plan.graph()
 
 
 @dataclass
@@ -69,42 +68,15 @@ class ToTDecomposer(Decomposer):
     ) -> TaskGraph:
         """The candidate plan the value prompt rates best, or PlanInvalid when no candidate
         became a valid plan. Every answer's cost is charged to `spent`."""
-        base = render(
-            "autonoma.planning",
-            "decompose.j2",
-            who=who,
-            goal=goal,
-            goals=list(goals),
-            tools=list(tools),
-            files=list(files),
-            max_tasks=self.max_tasks,
-        )
-
-        def problems_of(answer: PlanAnswer) -> list[str]:
-            graph = TaskGraph(tasks=[Task(**t.model_dump()) for t in answer.tasks])
-            problems = graph.problems(tools=tools or None, given=files)
-            if len(graph.tasks) > self.max_tasks:
-                problems.append(f"the plan has {len(graph.tasks)} tasks; at most {self.max_tasks}")
-            return problems
-
+        base = self.prompt(goal, who=who, goals=goals, tools=tools, files=files)
+        problems_of = self.checker(tools, files)
         last: list[str] = []
 
-        async def ask(prompt: str, level: int, parent: int | None) -> Candidate | None:
+        async def propose(prompt: str, level: int, parent: int | None) -> Candidate | None:
             nonlocal last
             attempts: list[list[str]] = []
             try:
-                answer, _ = await ask_with_repairs(
-                    self.model,
-                    prompt,
-                    PlanAnswer,
-                    problems_of,
-                    spent,
-                    repairs=self.repairs,
-                    max_tokens=self.max_tokens,
-                    repair_template="repair.j2",
-                    unusable="the answer was not a plan",
-                    history=attempts,
-                )
+                answer = await self.ask(prompt, spent, problems_of, attempts)
             except PlanInvalid as invalid:
                 last = invalid.problems
                 return None
@@ -118,7 +90,7 @@ class ToTDecomposer(Decomposer):
                 for _ in range(max(1, self.k)):
                     earlier = [_summary(c.plan) for c in new]
                     extra = render("autonoma.planning", "tot_propose.j2", earlier=earlier)
-                    found = await ask(f"{base}\n\n{extra}" if earlier else base, 0, None)
+                    found = await propose(f"{base}\n\n{extra}" if earlier else base, 0, None)
                     if found is not None:
                         new.append(found)
             else:
@@ -134,7 +106,7 @@ class ToTDecomposer(Decomposer):
                             reason=parent.reason,
                             tried=tried,
                         )
-                        found = await ask(f"{base}\n\n{extra}", level, index)
+                        found = await propose(f"{base}\n\n{extra}", level, index)
                         if found is not None:
                             tried.append(_summary(found.plan))
                             new.append(found)
