@@ -4,7 +4,8 @@ or the repairs run out."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import inspect
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
@@ -37,7 +38,7 @@ async def ask_with_repairs(
     model: Model,
     prompt: str,
     output: type[Answer],
-    problems_of: Callable[[Answer], list[str]],
+    problems_of: Callable[[Answer], list[str] | Awaitable[list[str]]],
     spent: BudgetSpent,
     *,
     repairs: int,
@@ -47,7 +48,8 @@ async def ask_with_repairs(
     history: list[list[str]],
 ) -> tuple[Answer, int]:
     """Ask for a structured answer until `problems_of` finds none in it, sending the exact
-    problems back up to `repairs` times; the answer and how many were sent back first, or
+    problems back up to `repairs` times (the check may be a coroutine, such as a classical
+    planner in another process); the answer and how many were sent back first, or
     PlanInvalid with the last problems. Every answer's cost is charged to `spent`, and each
     attempt's problems are appended to `history`."""
     messages: list[dict[str, Any]] = [{"role": "user", "content": prompt}]
@@ -65,7 +67,8 @@ async def ask_with_repairs(
         usage = response.usage
         spent.charge(usage.prompt_tokens, usage.completion_tokens, response.cost_usd)
         answer: Answer = response.data
-        problems = problems_of(answer)
+        found = problems_of(answer)
+        problems = await found if inspect.isawaitable(found) else found
         history.append(problems)
         if not problems:
             return answer, attempt

@@ -19,9 +19,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from autonoma.errors import AutonomaError, ModelRefused, OutputInvalid
+from autonoma.errors import AutonomaError
 from autonoma.llm import Model
-from autonoma.planning.decompose import PlanInvalid
+from autonoma.planning.decompose import PlanInvalid, ask_with_repairs
 from autonoma.planning.graph import Task, TaskGraph
 from autonoma.runtime.budget import BudgetSpent
 from autonoma.templating import render
@@ -272,34 +272,30 @@ class PddlPlanner:
             domain=self.domain.name,
             domain_text=self.domain.text,
         )
-        messages: list[dict[str, Any]] = [{"role": "user", "content": prompt}]
-        problems: list[str] = []
-        for _ in range(self.repairs + 1):
-            try:
-                response = await self.model.request(
-                    messages, output=ProblemAnswer, max_tokens=self.max_tokens, temperature=0.0
-                )
-            except (OutputInvalid, ModelRefused) as error:
-                spent.charge(error.prompt_tokens, error.completion_tokens, error.cost_usd)
-                problems = [f"the answer was not a PDDL problem: {str(error)[:300]}"]
-                self.history.append(problems)
-                continue
-            usage = response.usage
-            spent.charge(usage.prompt_tokens, usage.completion_tokens, response.cost_usd)
-            answer: ProblemAnswer = response.data
+        solved: list[Solution] = []
+
+        async def problems_of(answer: ProblemAnswer) -> list[str]:
             solution = await solve_within(self.domain.text, answer.problem, self.search_seconds)
-            problems = solution.problems
-            self.history.append(problems)
-            if not problems:
-                self.problem = answer.problem
-                return chain(solution.actions, goal, self.domain.name)
-            repair = render("autonoma.planning", "pddl_repair.j2", problems=problems)
-            messages = [
-                *messages[:1],
-                {"role": "assistant", "content": response.text},
-                {"role": "user", "content": repair},
-            ]
-        raise PddlPlanFailed(self.domain.name, problems, self.repairs + 1)
+            solved.append(solution)
+            return solution.problems
+
+        try:
+            answer, _ = await ask_with_repairs(
+                self.model,
+                prompt,
+                ProblemAnswer,
+                problems_of,
+                spent,
+                repairs=self.repairs,
+                max_tokens=self.max_tokens,
+                repair_template="pddl_repair.j2",
+                unusable="the answer was not a PDDL problem",
+                history=self.history,
+            )
+        except PlanInvalid as failed:
+            raise PddlPlanFailed(self.domain.name, failed.problems, failed.attempts) from None
+        self.problem = answer.problem
+        return chain(solved[-1].actions, goal, self.domain.name)
 
 
 if __name__ == "__main__":
