@@ -84,6 +84,8 @@ class _Remembered:
 
     summary: RollingSummary | None = None
     saved_upto: int = 0
+    hint: str | None = None  # the command the model imagined for the task, once asked
+    lessons: list[str] = field(default_factory=list)  # self-reflections' lessons, in order
 
 
 @dataclass(frozen=True)
@@ -190,15 +192,11 @@ class Agent:
         await self._close_interrupted(run_id, steps)
         self._outside_from = next((s.n for s in steps if s.untrusted), None)
         steps = await asyncio.to_thread(self.store.steps, run_id)
-        self._hint = await self._tool_hint(run, spent)
+        self._hint = await self._tool_hint(run, spent, remembered.hint)
         monitor = None
         if self.config.monitor is not None:  # a resumed run does not re-report old evidence
             monitor = Monitor(self.config.monitor, after=steps[-1].n if steps else 0)
-        self._lessons = [
-            str(e.data.get("lesson", ""))
-            for e in await asyncio.to_thread(self.store.events, run_id)
-            if e.kind == "self_reflection"
-        ][-self.config.lessons :]
+        self._lessons = remembered.lessons[-self.config.lessons :]
         await asyncio.to_thread(self.store.set_status, run_id, "running", "", spent)
         await self.emit(run_id, "run_started", resumed=bool(steps), identity=run.identity)
         clock_base, clock_start = spent.seconds, time.monotonic()
@@ -249,13 +247,18 @@ class Agent:
                 await self.emit(run_id, "step_interrupted", step.n, command=step.command)
 
     def _remembered(self, run_id: str) -> _Remembered:
-        """The latest rolling summary and memory save, from the run's events (for resume)."""
+        """The latest rolling summary and memory save, the tool hint and the lessons, from the
+        run's events (for resume)."""
         remembered = _Remembered()
         for event in self.store.events(run_id):
             if event.kind == "summary_updated":
                 remembered.summary = RollingSummary(event.data["upto"], event.data["text"])
             elif event.kind == "memory_saved":
                 remembered.saved_upto = int(event.data["upto"])
+            elif event.kind == "tools_hint":
+                remembered.hint = str(event.data.get("hint", ""))
+            elif event.kind == "self_reflection":
+                remembered.lessons.append(str(event.data.get("lesson", "")))
         return remembered
 
     async def _save_the_rest(
@@ -560,15 +563,13 @@ class Agent:
         if self.memory is not None:
             await self.memory.remember(f"Self-reflection at step {n}: {reflection.lesson}", spent)
 
-    async def _tool_hint(self, run: RunRecord, spent: BudgetSpent) -> str:
+    async def _tool_hint(self, run: RunRecord, spent: BudgetSpent, stored: str | None) -> str:
         """The command the model imagines for the task, asked once a run (kept in an event,
         so a resumed run does not ask again); "" without retrieval or if the model fails."""
         if self.retriever is None or not self.config.tool_hint:
             return ""
-        events = await asyncio.to_thread(self.store.events, run.id)
-        for event in events:
-            if event.kind == "tools_hint":
-                return str(event.data.get("hint", ""))
+        if stored is not None:
+            return stored
         try:
             response = await imagine_tool(self.model, run.goal)
         except ModelError as error:
