@@ -105,7 +105,13 @@ def default_tools(*, memory: bool = False, subagents: bool = False) -> ToolRegis
     )
 
 
-def run_tools(settings: RunSettings, *, memory: bool) -> ToolRegistry:
+OpenedSandbox = tuple[Sandbox | None, str | None]
+"""A run's sandbox or why there is none (`open_sandbox`), opened once and handed around."""
+
+
+def run_tools(
+    settings: RunSettings, *, memory: bool, sandbox: OpenedSandbox | None = None
+) -> ToolRegistry:
     """The commands a run offers: files and task_complete, then what its settings add."""
     registry = default_tools(memory=memory, subagents=settings.subagents)
     groups = settings.tools.groups
@@ -113,7 +119,7 @@ def run_tools(settings: RunSettings, *, memory: bool) -> ToolRegistry:
         registry.add(calculator)
     if "person" in groups and not settings.continuous:  # nobody would answer
         registry.add(ask_person)
-    if "code" in groups and open_sandbox(settings)[0] is not None:
+    if "code" in groups and (sandbox or open_sandbox(settings))[0] is not None:
         for code_tool in CODE_TOOLS:
             registry.add(code_tool)
     if "web" in groups:
@@ -122,7 +128,7 @@ def run_tools(settings: RunSettings, *, memory: bool) -> ToolRegistry:
     return registry
 
 
-def open_sandbox(settings: RunSettings) -> tuple[Sandbox | None, str | None]:
+def open_sandbox(settings: RunSettings) -> OpenedSandbox:
     """The run's code sandbox, or why there is none (bubblewrap missing: how to install it).
     Without one the code commands are not offered at all."""
     if "code" not in settings.tools.groups:
@@ -133,21 +139,22 @@ def open_sandbox(settings: RunSettings) -> tuple[Sandbox | None, str | None]:
         return None, str(error)
 
 
-def tool_extras(settings: RunSettings) -> dict[str, Any]:
+def tool_extras(settings: RunSettings, sandbox: OpenedSandbox) -> dict[str, Any]:
     """What the run's tools use besides the workspace, by the key each looks for."""
     extras: dict[str, Any] = {}
     if "web" in settings.tools.groups:
         extras["egress"] = EgressGuard(settings.tools.web)
-    sandbox, _ = open_sandbox(settings)
-    if sandbox is not None:
-        extras["sandbox"] = sandbox
+    if sandbox[0] is not None:
+        extras["sandbox"] = sandbox[0]
     return extras
 
 
-def tool_notices(settings: RunSettings) -> list[tuple[str, dict[str, Any]]]:
+def tool_notices(
+    settings: RunSettings, opened: OpenedSandbox | None = None
+) -> list[tuple[str, dict[str, Any]]]:
     """What a person must know about the run's tools before it starts, as events: code that
     will run unconfined, or code commands left out because no sandbox can run here."""
-    sandbox, problem = open_sandbox(settings)
+    sandbox, problem = opened or open_sandbox(settings)
     if problem is not None:
         return [("code_refused", {"message": problem})]
     if sandbox is not None and not sandbox.isolated:
@@ -235,13 +242,15 @@ async def run_agent(
     settings = RunSettings.model_validate(run.settings)
     dedup = settings.strategy == "plan" and settings.create_tasks
     # MCP servers can bring many tools: retrieval may be needed although the built-ins fit
-    retrieval = bool(settings.tools.mcp) or needs_retrieval(
-        len(tools or run_tools(settings, memory=settings.memory)), settings.tools.retrieval
-    )
+    sandbox = open_sandbox(settings)
+    offered = tools or run_tools(settings, memory=settings.memory, sandbox=sandbox)
+    retrieval = bool(settings.tools.mcp) or needs_retrieval(len(offered), settings.tools.retrieval)
     if embedder is None and (settings.memory or dedup or retrieval):
         embedder = choose_embedder(settings.embedder)[0]
     try:
-        return await _run_with(store, model, run, settings, approver, listeners, tools, embedder)
+        return await _run_with(
+            store, model, run, settings, approver, listeners, tools, embedder, sandbox
+        )
     finally:
         if embedder is not None and not settings.memory:
             await embedder.aclose()  # with memory on, run_memory closes it
@@ -256,17 +265,18 @@ async def _run_with(
     listeners: list[EventListener] | None,
     tools: ToolRegistry | None,
     embedder: Embedder | None,
+    sandbox: OpenedSandbox,
 ) -> RunOutcome:
     async with (
         run_memory(store, model, run, settings, embedder) as memory,
         placement(settings, store, model, approver, listeners) as place,  # Ray: connected
         mcp_tools(settings if tools is None else None) as (served, skipped),
     ):
-        registry = tools or run_tools(settings, memory=memory is not None)
+        registry = tools or run_tools(settings, memory=memory is not None, sandbox=sandbox)
         for served_tool in served:
             registry.add(served_tool)
-        extras = tool_extras(settings)
-        notices = tool_notices(settings) if tools is None else []
+        extras = tool_extras(settings, sandbox)
+        notices = tool_notices(settings, sandbox) if tools is None else []
         notices += [("mcp_skipped", {"message": what}) for what in skipped]
         for kind, data in notices:
             event = await asyncio.to_thread(store.add_event, run.id, kind, data)
