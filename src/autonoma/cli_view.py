@@ -80,6 +80,20 @@ class LiveView:
             who = f"{label} · " if label else ""
             said = f"{who}monitor: {data.get('detection')}: {short(data.get('evidence', ''), 200)}"
             self.console.print(Text(said, "bold magenta"))
+        elif event.kind == "self_reflection":
+            who = f"{label} · " if label else ""
+            line = f"{who}self-reflection: {short(data.get('lesson', ''), 300)}"
+            if data.get("course"):
+                line += f" → {data['course']} ({data.get('why', '')})"
+            self.console.print(Text(line, "magenta"))
+        elif event.kind == "trial_ended":
+            checks = "; ".join(data.get("checks", [])) or "nothing to check"
+            line = f"trial {data.get('trial')} ended at step {event.step}: {data.get('why', '')}"
+            self.console.print(Text(f"{line}. Checks: {short(checks, 200)}", "bold yellow"))
+        elif event.kind == "trial_started":
+            where = "restored as the run began" if data.get("workspace") == "restored" else "kept"
+            line = f"trial {data.get('trial')} begins: workspace {where}, lessons kept"
+            self.console.print(Text(line, "bold yellow"))
         elif event.kind == "mcp_skipped":
             self.console.print(Text(f"MCP: {short(data.get('message', ''), 300)}", "yellow"))
         elif event.kind == "code_refused":

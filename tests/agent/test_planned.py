@@ -156,7 +156,10 @@ async def test_fan_out_fan_in_and_a_failing_branch(tmp_path: Path) -> None:
     assert "t1: apples.txt written" in planet.prompts["t4"][0]
     assert "Files from earlier tasks: apples.txt, pears.txt" in planet.prompts["t4"][0]
     # the retry saw why the first attempt failed
-    assert "Earlier attempts at this task failed" in planet.prompts["t3"][-1]
+    retry = planet.prompts["t3"][-1]
+    assert "Earlier attempts at this task, worst first" in retry
+    assert "attempt 1: budget_exhausted: step limit reached" in retry
+    assert "checks (0% passed): plums.txt does not exist yet" in retry
 
     # every task's run is stored under the planned run, one per attempt
     children = store.children(outcome.run_id)

@@ -12,14 +12,17 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from autonoma.agent.action import Action, action_schema, parse_action
 from autonoma.agent.approval import ApprovalRequest, Approver, Decision, RefuseWithoutTerminal
 from autonoma.agent.completion import deliverables, unmet_deliverables
+from autonoma.agent.hindsight import Attempt, trial_attempts, worst_to_best
 from autonoma.agent.identity import AgentIdentity
 from autonoma.agent.monitor import Monitor, MonitorSettings
-from autonoma.agent.self_reflection import SelfReflector
+from autonoma.agent.progress import Progress, check_progress
+from autonoma.agent.self_reflection import SelfReflection, SelfReflector
+from autonoma.agent.trials import Choice, TrialWorkspace, choose_course
 from autonoma.errors import ModelError, ModelRefused, OutputInvalid
 from autonoma.llm import Model
 from autonoma.memory.agent_memory import AgentMemory
@@ -76,6 +79,13 @@ class AgentConfig:
     # benchmark says it helps the embedded models.
     self_reflect: bool = False
     lessons: int = 3
+    # Reflexion's trials: a reflection (weighed against the checks) may end an attempt that
+    # got nowhere and start the task again with the lessons kept, up to `trials` in all. A
+    # run that owns its workspace starts each trial from the workspace as the run began
+    # ("restore"; abandoned ones are moved aside); tasks and sub-agents share theirs ("keep").
+    trials: int = 2
+    trial_workspace: Literal["restore", "keep"] = "restore"
+    escalate_after: int = 2  # problems caught in a trial with no check passing: a new trial
 
 
 @dataclass
@@ -86,6 +96,11 @@ class _Remembered:
     saved_upto: int = 0
     hint: str | None = None  # the command the model imagined for the task, once asked
     lessons: list[str] = field(default_factory=list)  # self-reflections' lessons, in order
+    trial: int = 1
+    first_step: int = 1  # the current trial's
+    start_score: float = 0.0  # the checks' score when the current trial began
+    caught: int = 0  # problems reflected on in the current trial (periodic checks aside)
+    attempts: list[Attempt] = field(default_factory=list)  # abandoned trials
 
 
 @dataclass(frozen=True)
@@ -151,6 +166,7 @@ class Agent:
         self._schemas: dict[tuple[str, ...], dict[str, Any]] = {}
         self._hint = ""
         self._lessons: list[str] = []  # the latest self-reflections' lessons, newest last
+        self._attempts: list[Attempt] = []  # the run's abandoned trials (hindsight)
         self._approved_ahead = 0
         self._budget: SharedBudget | None = None  # the run's, while it runs
         self._outside_from: int | None = None  # the first step that brought outside content
@@ -191,14 +207,25 @@ class Agent:
             context.extras.update(memory=self.memory)
         await self._close_interrupted(run_id, steps)
         self._outside_from = next((s.n for s in steps if s.untrusted), None)
-        steps = await asyncio.to_thread(self.store.steps, run_id)
+        every = await asyncio.to_thread(self.store.steps, run_id)
+        steps = [s for s in every if s.n >= remembered.first_step]  # the current trial's
         self._hint = await self._tool_hint(run, spent, remembered.hint)
         monitor = None
         if self.config.monitor is not None:  # a resumed run does not re-report old evidence
-            monitor = Monitor(self.config.monitor, after=steps[-1].n if steps else 0)
+            monitor = Monitor(self.config.monitor, after=every[-1].n if every else 0)
         self._lessons = remembered.lessons[-self.config.lessons :]
+        self._attempts = remembered.attempts
+        started: dict[str, Any] = {}
+        if not every:
+            remembered.start_score = (await self._progress(run, identity, workspace, [])).score
+            started["score"] = remembered.start_score
+            if self._trials_restore(run):
+                taken = await asyncio.to_thread(self._trial_workspace(run).snapshot)
+                started["snapshot"] = taken
         await asyncio.to_thread(self.store.set_status, run_id, "running", "", spent)
-        await self.emit(run_id, "run_started", resumed=bool(steps), identity=run.identity)
+        await self.emit(
+            run_id, "run_started", resumed=bool(every), identity=run.identity, **started
+        )
         clock_base, clock_start = spent.seconds, time.monotonic()
         status: RunStatus = "running"
         reason = ""
@@ -213,10 +240,21 @@ class Agent:
                     run, identity, workspace, context, steps, spent, remembered
                 )
                 steps.append(step)
+                choice = None
                 if monitor is not None:
-                    await self._watch(monitor, run, identity, steps, workspace, budget, spent)
+                    choice = await self._watch(
+                        monitor, run, identity, steps, workspace, budget, spent, remembered
+                    )
                 if result is not None and result.final:
                     status, reason = "completed", step.arguments.get("reason", "")
+                elif choice is not None and choice.course == "new_trial":
+                    await self._new_trial(
+                        run, identity, workspace, steps, spent, remembered, choice.why
+                    )
+                    monitor = Monitor(self.config.monitor, after=step.n)
+                elif choice is not None and choice.course == "replan":
+                    status, reason = "failed", f"the plan is off: {self._lessons[-1]}"
+                    await self.emit(run_id, "replan_asked", step.n, lesson=self._lessons[-1])
             await self._save_the_rest(run_id, steps, spent, remembered, status)
         except asyncio.CancelledError:
             status, reason = "stopped", "stopped by the person; resume with autonoma resume"
@@ -226,7 +264,15 @@ class Agent:
         finally:
             spent.seconds = clock_base + time.monotonic() - clock_start
             await asyncio.to_thread(self.store.set_status, run_id, status, reason, spent)
-            await self.emit(run_id, "run_finished", status=status, reason=reason)
+            progress = await self._progress(run, identity, workspace, steps)
+            await self.emit(
+                run_id,
+                "run_finished",
+                status=status,
+                reason=reason,
+                checks=progress.facts,
+                score=progress.score,
+            )
         budget.tick()
         return RunOutcome(
             run_id, status, reason, str(workspace.root), workspace.files(), budget.spent
@@ -250,15 +296,27 @@ class Agent:
         """The latest rolling summary and memory save, the tool hint and the lessons, from the
         run's events (for resume)."""
         remembered = _Remembered()
-        for event in self.store.events(run_id):
+        events = self.store.events(run_id)
+        for event in events:
             if event.kind == "summary_updated":
                 remembered.summary = RollingSummary(event.data["upto"], event.data["text"])
             elif event.kind == "memory_saved":
                 remembered.saved_upto = int(event.data["upto"])
             elif event.kind == "tools_hint":
                 remembered.hint = str(event.data.get("hint", ""))
-            elif event.kind == "self_reflection":
-                remembered.lessons.append(str(event.data.get("lesson", "")))
+            elif event.kind == "self_reflection" or event.kind == "self_reflection_failed":
+                if event.kind == "self_reflection":
+                    remembered.lessons.append(str(event.data.get("lesson", "")))
+                if event.data.get("detection") != "periodic":
+                    remembered.caught += 1
+            elif event.kind == "run_started" and "score" in event.data:
+                remembered.start_score = float(event.data["score"])
+            elif event.kind == "trial_started":
+                remembered.trial = int(event.data["trial"])
+                remembered.first_step = int(event.data["first_step"])
+                remembered.start_score = float(event.data.get("start_score", 0.0))
+                remembered.summary, remembered.caught = None, 0
+        remembered.attempts = trial_attempts(events)
         return remembered
 
     async def _save_the_rest(
@@ -393,6 +451,7 @@ class Agent:
             files=workspace.files(),
             deliverables=deliverables(workspace, [run.goal, *identity.goals]),
             lessons=self._lessons,
+            hindsight=[a.describe() for a in worst_to_best(self._attempts)],
         )
         return assemble(
             prompt, steps, closing, self.limits, self.count, summary=summary, recalled=recalled
@@ -408,8 +467,8 @@ class Agent:
         spent: BudgetSpent,
         remembered: _Remembered,
     ) -> tuple[StepRecord, ToolResult | None]:
-        n = len(steps) + 1
-        await self._offer(run, steps)
+        n = steps[-1].n + 1 if steps else remembered.first_step
+        await self._offer(run, steps, n)
         assembled = await self._prepare(run, identity, workspace, steps, spent, remembered)
         messages = assembled.messages
         await self.emit(run.id, "thinking", n)
@@ -503,7 +562,7 @@ class Agent:
         )
         return step, result
 
-    async def _offer(self, run: RunRecord, steps: list[StepRecord]) -> None:
+    async def _offer(self, run: RunRecord, steps: list[StepRecord], n: int) -> None:
         """With a retriever: the commands to offer at the next step, found by the task, the
         latest thoughts and the last command used (recorded when the choice changes)."""
         if self.retriever is None:
@@ -517,7 +576,7 @@ class Agent:
         names = [t.name for t in offered]
         if names != [t.name for t in self._offered]:
             self._offered = offered
-            await self.emit(run.id, "tools_offered", len(steps) + 1, tools=names)
+            await self.emit(run.id, "tools_offered", n, tools=names)
 
     async def _watch(
         self,
@@ -528,10 +587,12 @@ class Agent:
         workspace: Workspace,
         budget: SharedBudget,
         spent: BudgetSpent,
-    ) -> None:
+        at: _Remembered,
+    ) -> Choice | None:
         """Check the newest step for loops and stalls; each detection is stored as an event
-        with its evidence (the steps involved), and with self-reflection on, the first one
-        is reflected on and its lesson kept in view."""
+        with its evidence (the steps involved). With self-reflection on, the first one is
+        reflected on, its lesson kept in view, and what to do next chosen from the checks and
+        the reflection's verdict."""
         n = steps[-1].n
         files = {n: await asyncio.to_thread(workspace.files)}
         found = monitor.check(steps, limits=self.config.limits, spent=budget.spent, files=files)
@@ -545,23 +606,121 @@ class Agent:
                 evidence=detection.evidence,
             )
         if not found or not self.config.self_reflect:
-            return
+            return None
+        detection = found[0]
+        at.caught += detection.kind != "periodic"
+        progress = await self._progress(run, identity, workspace, steps)
         who = f"{identity.name}, {identity.role}"
-        reflection = await SelfReflector(self.model).reflect(who, run.goal, steps, found[0], spent)
+        reflection = await SelfReflector(self.model).reflect(
+            who, run.goal, steps, detection, spent, checks=progress.facts
+        )
         if reflection is None:
-            await self.emit(run.id, "self_reflection_failed", n, detection=found[0].kind)
-            return
-        self._lessons = [*self._lessons, reflection.lesson][-self.config.lessons :]
+            await self.emit(run.id, "self_reflection_failed", n, detection=detection.kind)
+            return None
+        choice = self._choose(run, reflection, progress, at)
+        lesson = reflection.lesson
+        if reflection.verdict == "replan" and choice.course == "continue":
+            lesson += " Make a new plan."
+        self._lessons = [*self._lessons, lesson][-self.config.lessons :]
         await self.emit(
             run.id,
             "self_reflection",
             n,
-            detection=found[0].kind,
-            lesson=reflection.lesson,
+            detection=detection.kind,
+            lesson=lesson,
             verdict=reflection.verdict,
+            course=choice.course,
+            why=choice.why,
+            checks=progress.facts,
         )
         if self.memory is not None:
-            await self.memory.remember(f"Self-reflection at step {n}: {reflection.lesson}", spent)
+            await self.memory.remember(f"Self-reflection at step {n}: {lesson}", spent)
+        return choice
+
+    def _choose(
+        self, run: RunRecord, reflection: SelfReflection, progress: Progress, at: _Remembered
+    ) -> Choice:
+        # a task of a planned run can hand its plan back; a run on its own replans in its steps
+        return choose_course(
+            reflection.verdict,
+            progress,
+            start_score=at.start_score,
+            detections=at.caught,
+            trials_left=self.config.trials - at.trial,
+            can_replan=bool(run.task_id),
+            escalate_after=self.config.escalate_after,
+        )
+
+    async def _new_trial(
+        self,
+        run: RunRecord,
+        identity: AgentIdentity,
+        workspace: Workspace,
+        steps: list[StepRecord],
+        spent: BudgetSpent,
+        at: _Remembered,
+        why: str,
+    ) -> None:
+        """End the trial and start the task again with a clean context (and, for a run that
+        owns its workspace, the workspace as the run began), the lessons kept in view and the
+        abandoned trial shown as hindsight."""
+        n = steps[-1].n
+        progress = await self._progress(run, identity, workspace, steps)
+        await self.emit(
+            run.id,
+            "trial_ended",
+            n,
+            trial=at.trial,
+            why=why,
+            lesson=self._lessons[-1] if self._lessons else "",
+            checks=progress.facts,
+            score=progress.score,
+        )
+        unsaved = [s for s in steps if s.n > at.saved_upto]
+        if self.memory is not None and unsaved:  # what the trial saw is not forgotten
+            await self._save(run.id, unsaved, spent, at, rater=HeuristicRater())
+        archive = None
+        if self._trials_restore(run):
+            archive = await asyncio.to_thread(self._trial_workspace(run).restore, at.trial)
+        at.attempts = trial_attempts(await asyncio.to_thread(self.store.events, run.id))
+        self._attempts = at.attempts
+        at.trial, at.first_step, at.summary, at.caught = at.trial + 1, n + 1, None, 0
+        at.start_score = (await self._progress(run, identity, workspace, [])).score
+        steps.clear()
+        await self.emit(
+            run.id,
+            "trial_started",
+            trial=at.trial,
+            first_step=at.first_step,
+            lessons=self._lessons,
+            workspace="restored" if archive is not None else "kept",
+            archive=str(archive) if archive is not None else None,
+            start_score=at.start_score,
+        )
+
+    def _trials_restore(self, run: RunRecord) -> bool:
+        """Whether a new trial puts the workspace back: only a run that owns its workspace
+        (not a task of a planned run or a sub-agent, which share theirs)."""
+        return (
+            self.config.self_reflect
+            and self.config.trials > 1
+            and self.config.trial_workspace == "restore"
+            and not run.parent_id
+        )
+
+    def _trial_workspace(self, run: RunRecord) -> TrialWorkspace:
+        keep = self.store.path.parent / "trials" / run.id
+        return TrialWorkspace(Path(run.workspace), keep)
+
+    async def _progress(
+        self,
+        run: RunRecord,
+        identity: AgentIdentity,
+        workspace: Workspace,
+        steps: list[StepRecord],
+    ) -> Progress:
+        texts = [run.goal, *identity.goals]
+        return await asyncio.to_thread(check_progress, workspace, texts, steps)
 
     async def _tool_hint(self, run: RunRecord, spent: BudgetSpent, stored: str | None) -> str:
         """The command the model imagines for the task, asked once a run (kept in an event,

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from autonoma.agent.hindsight import run_attempt, worst_to_best
 from autonoma.agent.identity import AgentIdentity
 from autonoma.agent.loop import Agent, EventListener, RunOutcome
 from autonoma.errors import AutonomaError, ModelError
@@ -27,6 +28,7 @@ from autonoma.runtime.executor import (
     Executor,
     Job,
     JobChange,
+    JobFinal,
     JobInterrupted,
     LocalExecutor,
     Schedule,
@@ -38,6 +40,11 @@ from autonoma.tools import Workspace
 
 class TaskFailed(AutonomaError):
     """A task's run ended without completing the task."""
+
+
+class PlanOff(TaskFailed, JobFinal):
+    """A task's run reflected and found the plan wrong: the rest of the graph is revised with
+    the lesson in view instead of the task being tried again as it stands."""
 
 
 RunTask = Callable[[str, BudgetLimits, SharedBudget], Awaitable[RunOutcome]]
@@ -209,6 +216,7 @@ class _TaskWork:
         self.graph = graph
         self.budget = budget
         self.schedule = schedule
+        self.lessons: dict[str, str] = {}  # task id: why its run said the plan is off
 
     async def __call__(self, job: Job, inputs: Mapping[str, Any], attempt: int) -> str:
         task = self.graph.get(job.id)
@@ -225,6 +233,11 @@ class _TaskWork:
         if outcome.status == "budget_exhausted" and (why := self.budget.exhausted()):
             self.schedule.halt(why)
             raise JobInterrupted(f"the run's budget ran out: {why}")
+        events = await asyncio.to_thread(self.store.events, child.id)
+        asked = [e for e in events if e.kind == "replan_asked"]
+        if asked and self.runner.replanner is not None and self.replans:
+            self.lessons[task.id] = str(asked[-1].data.get("lesson", ""))
+            raise PlanOff(outcome.reason)
         raise TaskFailed(f"{outcome.status}: {outcome.reason}")
 
     def _child_run(self, task: Task, inputs: Mapping[str, Any]) -> RunRecord:
@@ -233,7 +246,11 @@ class _TaskWork:
         if task.run:
             return self.store.get_run(task.run)
         earlier = [c for c in self.store.children(self.run.id) if c.task_id == task.id]
-        failures = [c.reason for c in earlier if c.status != "completed"]
+        attempts = worst_to_best(
+            run_attempt(f"attempt {i}", c, self.store.events(c.id))
+            for i, c in enumerate(earlier, 1)
+            if c.status != "completed"
+        )
         files = [name for name in task.inputs if is_file(name)]
         goal = render(
             "autonoma.agent",
@@ -241,7 +258,7 @@ class _TaskWork:
             task=task,
             inputs={k: v for k, v in inputs.items() if v},
             files=files,
-            failures=failures,
+            attempts=[a.describe() for a in attempts],
         )
         role = f"{self.identity.role}; now doing task {task.id} of a plan for: {self.run.goal}"
         wanted = f"{task.task} Produce: {', '.join(task.outputs)}." if task.outputs else task.task
@@ -287,7 +304,7 @@ class _TaskWork:
             await self._create(task)
         elif change.status == "failed" and self.runner.replanner is not None and self.replans:
             self.replans -= 1
-            await self._replan(task, change.error)
+            await self._replan(task, change.error, self.lessons.pop(task.id, ""))
 
     def _job(self, task: Task) -> Job:
         deps = tuple(self.graph.deps(task))
@@ -330,11 +347,14 @@ class _TaskWork:
             answered=creation.answered,
         )
 
-    async def _replan(self, failed: Task, error: str) -> None:
-        """Revise what is left with the failure in view; finished tasks and results are kept,
-        and tasks still running go on."""
+    async def _replan(self, failed: Task, error: str, lesson: str = "") -> None:
+        """Revise what is left with the failure (and the task's reflection, if it said the
+        plan is off) in view; finished tasks and results are kept, and tasks still running go
+        on."""
         assert self.runner.replanner is not None
-        await self.runner.emit(self.run.id, "replanning", task=failed.id, error=error[:500])
+        await self.runner.emit(
+            self.run.id, "replanning", task=failed.id, error=error[:500], lesson=lesson[:500]
+        )
         try:
             revision = await self.runner.replanner.replan(
                 self.run.goal,
@@ -342,6 +362,7 @@ class _TaskWork:
                 self.own,
                 failed=failed,
                 error=error,
+                reflection=lesson,
                 who=self._who,
                 goals=self.identity.goals,
                 tools=self.runner.tool_names,

@@ -48,8 +48,10 @@ class SelfReflector:
         steps: Sequence[StepRecord],
         detection: Detection,
         spent: BudgetSpent,
+        checks: Sequence[str] = (),
     ) -> SelfReflection | None:
-        """The reflection, or None when the model's answer was unusable (charged either way)."""
+        """The reflection, or None when the model's answer was unusable (charged either way).
+        `checks`: what can be verified about the progress (agent/progress.py)."""
         shown = list(steps)[-self.recent :]
         prompt = render(
             "autonoma.agent",
@@ -57,6 +59,7 @@ class SelfReflector:
             who=who,
             goal=goal,
             evidence=f"{detection.kind}: {detection.evidence}",
+            checks=checks,
             trajectory="\n\n".join(step_text(s, self.observation_chars) for s in shown),
         )
         answer = await ask(

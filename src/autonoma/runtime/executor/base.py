@@ -42,6 +42,11 @@ class JobInterrupted(Exception):
     to pending with the same attempt, to continue when the run does."""
 
 
+class JobFinal(Exception):
+    """Raised by work whose attempt showed that trying the job again is pointless (its task
+    needs a new plan): the job fails at once, whatever retries it has left."""
+
+
 Work = Callable[[Job, Mapping[str, Any], int], Coroutine[Any, Any, Any]]
 """Runs one attempt of a job given its dependencies' results (by job id) and the attempt
 number (1 first); returns the job's result or raises to fail the attempt."""

@@ -8,6 +8,7 @@ import contextlib
 from autonoma.runtime.executor.base import (
     FINISHED,
     JobChange,
+    JobFinal,
     JobInterrupted,
     OnChange,
     Schedule,
@@ -75,7 +76,7 @@ class LocalExecutor:
             await changed(JobChange(job_id, "pending", attempt, error=str(error), interrupted=True))
             return
         schedule.errors[job_id] = message
-        if attempt <= schedule.jobs[job_id].retries:
+        if attempt <= schedule.jobs[job_id].retries and not isinstance(error, JobFinal):
             schedule.status[job_id] = "pending"  # ready again at once: its deps are done
             await changed(JobChange(job_id, "pending", attempt, error=message))
             return

@@ -1,0 +1,104 @@
+"""What a self-reflection leads to, and trials (Reflexion): an attempt that got nowhere ends,
+and the task starts again from a clean state with the lessons kept.
+
+The model's verdict is weighed against the checks (agent/progress.py) first: checked progress
+is never thrown away by a new trial, and a trial that keeps being caught looping with nothing
+checked gained ends even when the model would go on.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from autonoma.agent.progress import Progress
+
+Course = Literal["continue", "replan", "new_trial"]
+
+SNAPSHOT_LIMIT = 100_000_000  # bytes: a bigger workspace is not copied; trials keep it as is
+
+
+@dataclass(frozen=True)
+class Choice:
+    course: Course
+    why: str
+
+
+def choose_course(
+    verdict: Course,
+    progress: Progress,
+    *,
+    start_score: float,
+    detections: int,
+    trials_left: int,
+    can_replan: bool,
+    escalate_after: int = 2,
+) -> Choice:
+    """What to do after a reflection. `detections`: problems caught in this trial so far,
+    this one included; `start_score`: the checks' score when the trial began."""
+    if progress.complete:
+        return Choice("continue", "the checks pass: every file the goals name is in place")
+    gained = progress.score > start_score
+    if verdict == "new_trial":
+        if gained:
+            return Choice("continue", "the checks show progress in this trial; it is kept")
+        if trials_left <= 0:
+            return Choice("continue", "no trials are left")
+        return Choice("new_trial", "the reflection says start again and no check passed since")
+    if verdict == "replan":
+        if can_replan:
+            return Choice("replan", "the reflection says the plan is off")
+        return Choice("continue", "a single-task run: the next steps make a new plan")
+    if detections >= escalate_after and not gained and trials_left > 0:
+        return Choice(
+            "new_trial", f"{detections} problems caught in this trial and no check passed since"
+        )
+    return Choice("continue", "the reflection says go on with the lesson")
+
+
+def _size(root: Path) -> int:
+    total = 0
+    for folder, _, names in os.walk(root):
+        for name in names:
+            path = Path(folder, name)
+            if not path.is_symlink():
+                total += path.stat().st_size
+    return total
+
+
+class TrialWorkspace:
+    """The workspace as it was when the run began (copied beside the run store), so a new trial
+    starts from it; each abandoned trial's workspace is moved aside, never deleted."""
+
+    def __init__(self, root: Path, keep: Path) -> None:
+        self.root = root
+        self.keep = keep  # <store dir>/trials/<run id>
+        self.start = keep / "start"
+
+    def snapshot(self) -> bool:
+        """Copy the workspace once, at the run's start. False if it is too big to copy."""
+        if self.start.exists():
+            return True
+        if _size(self.root) > SNAPSHOT_LIMIT:
+            return False
+        self.keep.mkdir(parents=True, exist_ok=True)
+        shutil.copytree(self.root, self.start, symlinks=True)
+        return True
+
+    def restore(self, trial: int) -> Path | None:
+        """Move the workspace aside as trial `trial`'s and put the start back; the archive's
+        path, or None (the workspace left as it is) when there is no snapshot."""
+        if not self.start.exists():
+            return None
+        archive = self.keep / f"trial-{trial}"
+        again = 1
+        while archive.exists():  # a run resumed after a crash may end a trial twice
+            archive, again = self.keep / f"trial-{trial}.{again}", again + 1
+        archive.mkdir(parents=True)
+        for entry in list(self.root.iterdir()):
+            shutil.move(str(entry), archive / entry.name)
+        shutil.copytree(self.start, self.root, symlinks=True, dirs_exist_ok=True)
+        return archive
