@@ -295,6 +295,14 @@ def run(
         "--self-reflect",
         help="on a loop, a stall or budget burn, reflect (Reflexion) and keep the lesson in view",
     ),
+    trials: int = typer.Option(
+        2,
+        "--trials",
+        min=1,
+        max=5,
+        help="with --self-reflect: attempts at the task a run may make; a reflection that "
+        "finds no way forward (and no check passing) starts the next from a clean state",
+    ),
     planner: str = typer.Option(
         "decompose",
         "--planner",
@@ -368,6 +376,7 @@ def run(
             "tools": tool_config,
             "planner": planner,
             "self_reflect": self_reflect,
+            "trials": trials,
             "pddl_domain": pddl_domain,
         }
     )

@@ -78,6 +78,7 @@ class RunSettings(BaseModel):
     tot_depth: int = Field(1, ge=1, le=2)  # tot: 2 also refines the best plan
     # on a loop, stall or budget burn the monitor detects, reflect and keep the lesson
     self_reflect: bool = False
+    trials: int = Field(2, ge=1, le=5)  # with self_reflect: attempts at the task in one run
 
 
 def memory_path(store: RunStore, embedder: Embedder) -> Path:
@@ -303,6 +304,7 @@ async def _run_with(
                     approve_after_untrusted=settings.tools.approve_after_untrusted,
                     tool_hint=retrieval.hint,
                     self_reflect=settings.self_reflect,
+                    trials=settings.trials,
                 ),
                 approver=approver,
                 listeners=listeners,
