@@ -12,6 +12,7 @@ from autonoma.agent.hindsight import run_attempt, worst_to_best
 from autonoma.agent.progress import Progress, check_progress
 from autonoma.agent.session import RunSettings, create_run, run_agent
 from autonoma.agent.trials import TrialWorkspace, choose_course
+from autonoma.errors import ModelUnavailable
 from autonoma.llm import ScriptedModel
 from autonoma.llm.base import CompletionRequest
 from autonoma.llm.types import Message
@@ -222,12 +223,14 @@ async def test_checked_progress_is_not_thrown_away(tmp_path: Path) -> None:
 
 async def test_the_last_trial_is_not_followed_by_another(tmp_path: Path) -> None:
     loop = [act("read_file", path="missing.txt")] * 3
-    model = ScriptedModel([*loop, reflection("new_trial"), *loop, reflection("new_trial"), *loop])
-    store, run = await begin(tmp_path, model, limits=BudgetLimits(max_steps=6))
+    finish = [act("write_file", path="answer.txt", text="42"), act("task_complete", reason="ok")]
+    model = ScriptedModel([*loop, reflection("new_trial"), *loop, reflection("new_trial"), *finish])
+    store, run = await begin(tmp_path, model, limits=BudgetLimits(max_steps=20))
     outcome = await run_agent(store, model, run)
-    assert outcome.status == "budget_exhausted"
+    assert outcome.status == "completed", outcome.reason
     courses = [e.data["course"] for e in store.events(run.id) if e.kind == "self_reflection"]
     assert courses == ["new_trial", "continue"]  # trials=2: one new trial at most
+    assert [e.kind for e in store.events(run.id)].count("trial_started") == 1
 
 
 async def test_a_resumed_run_stays_in_its_trial(tmp_path: Path) -> None:
@@ -235,12 +238,11 @@ async def test_a_resumed_run_stays_in_its_trial(tmp_path: Path) -> None:
         [
             *[act("read_file", path="missing.txt")] * 3,
             reflection("new_trial"),
+            ModelUnavailable("scripted", "it went away"),  # the run stops, resumable
         ]
     )
-    store, run = await begin(tmp_path, model, limits=BudgetLimits(max_steps=3))
-    assert (await run_agent(store, model, run)).status == "budget_exhausted"
-    settings = RunSettings.model_validate(store.get_run(run.id).settings)
-    store.set_settings(run.id, settings.model_copy(update={"limits": BudgetLimits()}).model_dump())
+    store, run = await begin(tmp_path, model)
+    assert (await run_agent(store, model, run)).status == "failed"
     again = ScriptedModel(
         [act("write_file", path="answer.txt", text="42"), act("task_complete", reason="done")]
     )

@@ -595,7 +595,14 @@ class Agent:
         the reflection's verdict."""
         n = steps[-1].n
         files = {n: await asyncio.to_thread(workspace.files)}
-        found = monitor.check(steps, limits=self.config.limits, spent=budget.spent, files=files)
+        progress = await self._progress(run, identity, workspace, steps)
+        found = monitor.check(
+            steps,
+            limits=self.config.limits,
+            spent=budget.spent,
+            files=files,
+            progress=progress.score if progress.checks else None,  # burn is judged by checks
+        )
         for detection in found:
             await self.emit(
                 run.id,
@@ -609,7 +616,6 @@ class Agent:
             return None
         detection = found[0]
         at.caught += detection.kind != "periodic"
-        progress = await self._progress(run, identity, workspace, steps)
         who = f"{identity.name}, {identity.role}"
         reflection = await SelfReflector(self.model).reflect(
             who, run.goal, steps, detection, spent, checks=progress.facts
