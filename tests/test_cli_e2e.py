@@ -76,3 +76,38 @@ def test_the_default_model_achieves_the_demo_goal(tmp_path: Path) -> None:
     lines = [line for line in haiku.splitlines() if line.strip()]
     assert len(lines) == 3, (haiku, trail)
     assert all(any(c.isalpha() for c in line) for line in lines)
+
+
+def test_the_default_model_carries_out_a_planned_goal(tmp_path: Path) -> None:
+    # The planned strategy end to end: Qwen writes the graph, each task runs in its own loop.
+    home = tmp_path / "home"
+    result = autonoma(
+        home,
+        "run",
+        "Write a haiku about autumn to haiku.txt and a one-line title for it to title.txt",
+        "--strategy",
+        "plan",
+        "--continuous",
+        "--max-steps",
+        "12",
+        "--task-steps",
+        "4",
+        "--seed",
+        "0",
+        "--json",
+        timeout=1500,
+    )
+    assert "Traceback" not in result.stderr
+    outcome = json.loads(result.stdout)
+    shown = show(home, outcome["run_id"])
+    planned = next(e for e in shown["events"] if e["kind"] == "planned")
+    assert outcome["status"] == "completed", (outcome["reason"], planned["data"]["tree"])
+    assert len(planned["data"]["tasks"]) >= 2
+    done = [e for e in shown["events"] if e["kind"] == "task_changed"]
+    assert {e["data"]["task"] for e in done if e["data"]["status"] == "done"} == {
+        t["id"] for t in planned["data"]["tasks"]
+    }
+    workspace = Path(outcome["workspace"])
+    assert len(workspace.joinpath("haiku.txt").read_text().strip().splitlines()) >= 3
+    assert len(workspace.joinpath("title.txt").read_text().strip().splitlines()) == 1
+    assert outcome["totals"]["steps"] <= 12
