@@ -379,3 +379,95 @@ async def test_stopping_a_run_on_ray_stops_its_tasks_and_resume_continues_them(
     assert resumed.status == "completed", resumed.reason
     assert store.children(planned.id) == [store.get_run(task_run.id)]  # the same task run
     assert [s.command for s in store.steps(task_run.id)] == ["write_file", "task_complete"]
+
+
+class AskingApprover:
+    """Approves every command and answers the agent's questions, noting both (the driver's
+    person)."""
+
+    def __init__(self) -> None:
+        self.approved: list[str] = []
+        self.questions: list[str] = []
+
+    async def __call__(self, request: ApprovalRequest) -> Decision:
+        self.approved.append(request.command)
+        return Decision(kind="yes")
+
+    async def ask(self, question: str) -> str | None:
+        self.questions.append(question)
+        return "six times seven"
+
+
+async def test_a_worker_has_the_runs_tools_asks_the_driver_and_reflects(
+    ray_cluster: str, tmp_path: Path
+) -> None:
+    from autonoma.agent.session import open_sandbox
+
+    if open_sandbox(RunSettings())[0] is None:
+        pytest.skip("no sandbox here (bubblewrap): the code commands are not offered")
+    plan = {
+        "tasks": [
+            {"id": "t1", "task": "Work out the answer", "outputs": ["answer.txt"]},
+            {"id": "t2", "task": "Find the lost notes", "outputs": ["notes.txt"]},
+        ]
+    }
+    reflection = {
+        "went_wrong": "I read lost.txt three times; it is not there.",
+        "instead": "Write notes.txt from what is known.",
+        "verdict": "continue",
+    }
+    steps = {
+        "t1": [
+            act("ask_person", question="Which product do you want?"),
+            act("calculator", expression="6*7"),
+            act("execute_python", code="open('answer.txt', 'w').write(str(6 * 7))"),
+            act("task_complete", reason="answer.txt holds 42"),
+        ],
+        "t2": [
+            *[act("read_file", path="lost.txt")] * 3,
+            act("write_file", path="notes.txt", text="what is known"),
+            act("task_complete", reason="notes.txt written"),
+        ],
+    }
+    person = AskingApprover()
+    with FakeOpenAI() as server:
+        planner = Planner(plan, steps)
+
+        def respond(body: dict[str, Any]) -> dict[str, Any]:
+            schema = body.get("response_format", {}).get("json_schema", {}).get("schema", {})
+            if "went_wrong" in schema.get("properties", {}):
+                return {"content": json.dumps(reflection)}
+            return planner(body)
+
+        server.responder = respond
+        store = RunStore(tmp_path / "runs.db")
+        settings = RunSettings(
+            model=f"openai:fake@{server.base_url}",
+            memory=False,
+            strategy="plan",
+            replans=0,
+            task_steps=8,
+            executor="ray",
+            self_reflect=True,
+            concurrency=1,
+        )
+        model = open_model(settings.model)
+        try:
+            run, _ = await create_run(
+                store, model, "Answer and keep notes", settings,
+                workspace=tmp_path / "ws", identity=IDENTITY,
+            )  # fmt: skip
+            outcome = await run_agent(store, model, run, approver=person)
+        finally:
+            await model.aclose()
+    assert outcome.status == "completed", outcome.reason
+    assert person.questions == ["Which product do you want?"]
+    assert "execute_python" in person.approved
+    assert (tmp_path / "ws" / "answer.txt").read_text() == "42"
+    by_task = {c.task_id: c.id for c in store.children(outcome.run_id)}
+    observations = [s.observation for s in store.steps(by_task["t1"])]
+    assert observations[0] == "the person answered: six times seven"
+    assert (observations[1] or "").endswith("42")
+    reflected = [e for e in store.events(by_task["t2"]) if e.kind == "self_reflection"]
+    assert [e.step for e in reflected] == [3]
+    assert planner.taken["t2"] == 5

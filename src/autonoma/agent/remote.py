@@ -11,9 +11,11 @@ step is in the driver's store before its tool runs, as it is locally; and a spen
 stops the task at its next step, as `within` does locally. A person's approval of a risky
 command is asked for on the driver too.
 
-On workers the loop runs without long-term memory (the memory store lives beside the driver's
-run store) and without sub-agents (their runs would need the driver's store): the core file
-commands only, and the rolling summary when memory is on. The workspace must be the same
+On workers the loop has the commands the run's settings give (files, calculator, code in the
+worker's sandbox, web, asking the person at the driver's terminal) and its self-reflection and
+trials, but no long-term memory (the memory store lives beside the driver's run store), no
+sub-agents (their runs would need the driver's store) and no MCP servers (they are connected
+to the driver); the rolling summary is kept when memory is on. The workspace must be the same
 directory on every node: a local cluster, or a filesystem every node mounts.
 
 Importing this module does not import Ray; `placement` does, when a run asks for it.
@@ -49,14 +51,23 @@ from autonoma.runtime.store import (
     StepRecord,
     StepStatus,
 )
-from autonoma.tools import CORE_TOOLS, ToolRegistry
+from autonoma.tools import ToolRegistry
 
 if TYPE_CHECKING:
     from autonoma.agent.planned import RunTask
     from autonoma.agent.session import RunSettings
     from autonoma.runtime.executor.ray import Channel, RayExecutor
 
-WORKER_TOOLS = [tool.name for tool in CORE_TOOLS]
+
+
+def worker_tools(settings: RunSettings) -> tuple[ToolRegistry, dict[str, Any]]:
+    """The commands a task's loop has on a worker, and what they use (the sandbox, the
+    egress guard): the run's own, less sub-agents and memory (see above)."""
+    from autonoma.agent.session import open_sandbox, run_tools, tool_extras
+
+    there = settings.model_copy(update={"subagents": False})
+    sandbox = open_sandbox(there)
+    return run_tools(there, memory=False, sandbox=sandbox), tool_extras(there, sandbox)
 
 
 class WorkspaceNotShared(AutonomaError):
@@ -151,7 +162,7 @@ async def placement(
             approver=approver,
             listeners=listeners,
         )
-        yield Placement(executor, tasks, WORKER_TOOLS)
+        yield Placement(executor, tasks, [tool.name for tool in worker_tools(settings)[0]])
     finally:
         if limited is not None:
             limited.limiter = own_limiter
@@ -351,6 +362,9 @@ class Applier:
         if kind == "approve":
             request: ApprovalRequest = message[1]
             return await self.approver(request)
+        if kind == "ask":  # ask_person, answered at the driver's terminal
+            ask = getattr(self.approver, "ask", None)
+            return await ask(message[1]) if ask is not None else None
         if kind != "write":
             raise ValueError(f"unknown report {kind!r} from a task's worker")
         _, method, args = message
@@ -423,6 +437,10 @@ async def run_on_worker(
             "the Ray executor needs every node to see it at the same path (a filesystem every "
             "node mounts), or a cluster on this machine"
         )
+    from autonoma.agent.session import RunSettings
+
+    settings = RunSettings.model_validate(run.settings)
+    tools, extras = worker_tools(settings)
     with tempfile.TemporaryDirectory(prefix="autonoma-task-") as scratch:
         store = await asyncio.to_thread(
             ReportingStore.seeded, Path(scratch) / "runs.db", channel, snapshot
@@ -431,11 +449,19 @@ async def run_on_worker(
         try:
             agent = Agent(
                 model,
-                ToolRegistry(CORE_TOOLS),
+                tools,
                 store,
-                config=AgentConfig(limits=limits, continuous=setup.continuous, seed=setup.seed),
+                config=AgentConfig(
+                    limits=limits,
+                    continuous=setup.continuous,
+                    seed=setup.seed,
+                    approve_after_untrusted=settings.tools.approve_after_untrusted,
+                    self_reflect=settings.self_reflect,
+                    trials=settings.trials,
+                ),
                 approver=DriverApprover(channel),
                 summariser=Summariser(model) if setup.summarise else None,
+                extras=extras,
             )
             outcome = await agent.run(run.id, within=store.within)
         finally:
@@ -465,6 +491,10 @@ class DriverApprover:
     async def __call__(self, request: ApprovalRequest) -> Decision:
         decision: Decision = await asyncio.to_thread(self.channel.send, ("approve", request))
         return decision
+
+    async def ask(self, question: str) -> str | None:
+        answer: str | None = await asyncio.to_thread(self.channel.send, ("ask", question))
+        return answer
 
 
 class ReportingStore(RunStore):
