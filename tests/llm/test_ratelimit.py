@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import bisect
 
-from autonoma.llm.ratelimit import RateLimiter
+from autonoma.llm.ratelimit import RateLimiter, request_sent
 
 
 def max_in_any_window(times: list[float], weights: list[int], period: float) -> int:
@@ -81,3 +81,56 @@ async def test_a_slot_freed_by_an_error_still_counts_until_a_period_later():
     ended = limiter._clock()
     await limiter.acquire()
     assert limiter._clock() - ended >= 0.19
+
+
+async def test_a_sent_request_counts_from_its_arrival_not_from_the_end_of_a_slow_call():
+    """Told when the body went out, a held slot counts from then plus the arrival margin, so
+    a slow answer does not cost its whole latency in throughput; arrivals up to the margin
+    after sending still never exceed the limit in any window."""
+    period, limit, margin = 0.3, 5, 0.03
+    limiter = RateLimiter(requests=limit, period_s=period, arrival_margin_s=margin)
+    arrivals: list[float] = []
+    sent: list[float] = []
+
+    async def call(n: int) -> None:
+        async with limiter.hold():
+            request_sent()
+            sent.append(limiter._clock())
+            await asyncio.sleep(margin * (n % 3) / 2)  # reaches the server within the margin
+            arrivals.append(limiter._clock())
+            await asyncio.sleep(0.2)  # a slow answer
+
+    started = limiter._clock()
+    await asyncio.gather(*(call(n) for n in range(15)))
+    assert max_in_any_window(arrivals, [1] * 15, period) <= limit
+    # three windows of sends: counted from the end of each call it would take 3 x (0.3 + 0.2)
+    assert max(sent) - started < 2 * (period + margin) + 0.1
+
+
+async def test_request_sent_outside_a_held_slot_changes_nothing() -> None:
+    request_sent()  # e.g. a call made without a limiter
+    limiter = RateLimiter(requests=1, period_s=0.2)
+    async with limiter.hold():
+        await asyncio.sleep(0.05)
+    ended = limiter._clock()
+    await limiter.acquire()
+    assert limiter._clock() - ended >= 0.19  # never told: counted from the end
+
+
+async def test_the_openai_client_reports_when_its_request_was_sent() -> None:
+    from autonoma.llm import open_model
+    from autonoma.llm.types import Message
+    from tests.fake_openai import FakeOpenAI
+
+    with FakeOpenAI(latency_s=0.3) as server:
+        model = open_model(f"openai:fake@{server.base_url}")
+        limiter = RateLimiter(requests=1, period_s=0.5, arrival_margin_s=0.0)
+        model.limiter = limiter  # type: ignore[attr-defined]
+        try:
+            await model.request([Message(role="user", content="hi")])
+            ended = limiter._clock()
+            counted_from = limiter._admitted[0][0]
+            # the slot counts from the send, about the server's latency before the answer
+            assert ended - counted_from >= 0.25
+        finally:
+            await model.aclose()

@@ -31,7 +31,7 @@ from autonoma.llm.base import (
     estimate_tokens,
 )
 from autonoma.llm.pricing import Price
-from autonoma.llm.ratelimit import RateLimiter
+from autonoma.llm.ratelimit import RateLimiter, request_sent
 from autonoma.llm.retry import RetryPolicy, parse_retry_after
 from autonoma.llm.settings import LLMSettings
 from autonoma.llm.types import FinishReason, Usage
@@ -105,6 +105,7 @@ class OpenAICompatModel(Model):
                 base_url=self.base_url,
                 api_key=self._api_key,
                 max_retries=0,
+                http_client=openai.DefaultAsyncHttpxClient(event_hooks={"request": [_traced]}),
                 timeout=openai.Timeout(
                     self.settings.timeout_s, connect=self.settings.connect_timeout_s
                 ),
@@ -263,6 +264,16 @@ class OpenAICompatModel(Model):
             tool_calls=[calls[i] for i in sorted(calls)],
             refusal=refusal,
         )
+
+
+async def _traced(request: httpx2.Request) -> None:
+    """Tells the rate limiter when the request's body has been sent (httpcore's trace)."""
+    request.extensions["trace"] = _on_trace
+
+
+async def _on_trace(event: str, info: dict[str, Any]) -> None:
+    if event.endswith("send_request_body.complete"):
+        request_sent()
 
 
 def _limiter_from(settings: LLMSettings) -> RateLimiter | None:

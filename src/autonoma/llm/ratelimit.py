@@ -8,6 +8,25 @@ import itertools
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+
+
+@dataclass
+class _Slot:
+    clock: Callable[[], float]
+    sent_at: float | None = None
+
+
+_sending: ContextVar[_Slot | None] = ContextVar("autonoma_rate_slot", default=None)
+
+
+def request_sent() -> None:
+    """Called by the HTTP layer once a request's body is on the wire, inside `hold()`: the
+    slot can then count from then (plus a margin) instead of from the end of the call."""
+    slot = _sending.get()
+    if slot is not None:
+        slot.sent_at = slot.clock()
 
 
 class RateLimiter:
@@ -17,10 +36,12 @@ class RateLimiter:
     A leaky bucket (aiolimiter) lets a full burst through at each end of a window, so it can
     admit up to twice the limit in one window; an API counting per minute would answer 429.
 
-    `hold()` is for calls whose arrival at the server is later than their admission: the slot
-    counts from admission until `period_s` after the call ends, so a server counting arrivals
-    can never see more than the limit in its window (a slot counted from admission alone was
-    freed a window after release, while its request may have arrived up to a second later).
+    `hold()` is for calls whose arrival at the server is later than their admission (a slot
+    counted from admission alone was freed a window after it, while its request may have
+    arrived up to a second later, and a server counting arrivals answered 429). The slot is
+    taken from admission until the call ends, and then counts for `period_s` from the latest
+    moment the request can have arrived: when the HTTP layer said its body was sent
+    (`request_sent`) plus `arrival_margin_s`, or the end of the call when it did not say.
     """
 
     def __init__(
@@ -29,6 +50,7 @@ class RateLimiter:
         tokens: int | None = None,
         period_s: float = 60.0,
         clock: Callable[[], float] = time.monotonic,
+        arrival_margin_s: float = 0.25,
     ) -> None:
         if requests is not None and requests < 1:
             raise ValueError("requests per period must be at least 1")
@@ -38,6 +60,7 @@ class RateLimiter:
         self.tokens = tokens
         self.period_s = period_s
         self._clock = clock
+        self.arrival_margin_s = arrival_margin_s  # from sent to counted by the server, at most
         self._admitted: list[tuple[float, int, int]] = []  # heap of (counted from, seq, tokens)
         self._held: dict[int, int] = {}  # calls in flight: seq to tokens
         self._seq = itertools.count()
@@ -85,11 +108,18 @@ class RateLimiter:
 
     @asynccontextmanager
     async def hold(self, tokens: int = 0) -> AsyncIterator[None]:
-        """Admit one call (as `acquire`) and count its slot until `period_s` after it ends."""
+        """Admit one call (as `acquire`); its slot counts until `period_s` after the request
+        arrived (as known: see the class)."""
         seq = await self._admit(tokens, held=True)
+        slot = _Slot(self._clock)
+        marker = _sending.set(slot)
         try:
             yield
         finally:
+            _sending.reset(marker)
             amount = self._held.pop(seq)
-            heapq.heappush(self._admitted, (self._clock(), seq, amount))
+            arrived = self._clock()
+            if slot.sent_at is not None:
+                arrived = min(arrived, slot.sent_at + self.arrival_margin_s)
+            heapq.heappush(self._admitted, (arrived, seq, amount))
             self._released.set()
