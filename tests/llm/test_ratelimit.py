@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import bisect
 
-from autonoma.llm.ratelimit import RateLimiter, request_sent
+from autonoma.llm.ratelimit import RateLimiter, request_sent, sending
 
 
 def max_in_any_window(times: list[float], weights: list[int], period: float) -> int:
@@ -93,8 +93,9 @@ async def test_a_sent_request_counts_from_its_arrival_not_from_the_end_of_a_slow
     sent: list[float] = []
 
     async def call(n: int) -> None:
-        async with limiter.hold():
-            request_sent()
+        async with limiter.hold() as slot:
+            with sending(slot):
+                request_sent()
             sent.append(limiter._clock())
             await asyncio.sleep(margin * (n % 3) / 2)  # reaches the server within the margin
             arrivals.append(limiter._clock())

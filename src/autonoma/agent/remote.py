@@ -39,7 +39,7 @@ from autonoma.agent.approval import ApprovalRequest, Approver, Decision, RefuseW
 from autonoma.agent.loop import Agent, AgentConfig, EventListener, RunOutcome
 from autonoma.errors import AutonomaError, ConfigError
 from autonoma.llm import LLMSettings, Model, OpenAICompatModel, open_model, parse_model_spec
-from autonoma.llm.ratelimit import RateLimiter
+from autonoma.llm.ratelimit import RateLimiter, Slot
 from autonoma.memory.summary import Summariser
 from autonoma.runtime.budget import BudgetLimits, BudgetSpent, SharedBudget
 from autonoma.runtime.executor import Executor
@@ -57,7 +57,6 @@ if TYPE_CHECKING:
     from autonoma.agent.planned import RunTask
     from autonoma.agent.session import RunSettings
     from autonoma.runtime.executor.ray import Channel, RayExecutor
-
 
 
 def worker_tools(settings: RunSettings) -> tuple[ToolRegistry, dict[str, Any]]:
@@ -240,11 +239,13 @@ class SharedLimiter(RateLimiter):
         await self.keeper.acquire.remote(tokens)
 
     @asynccontextmanager
-    async def hold(self, tokens: int = 0) -> AsyncIterator[None]:
+    async def hold(self, tokens: int = 0) -> AsyncIterator[Slot | None]:  # type: ignore[override]
+        """Held at the keeper, which is not told when the request was sent: the slot counts
+        from the end of the call."""
         ticket = uuid.uuid4().hex
         try:
             await self.keeper.admit.remote(ticket, tokens)
-            yield
+            yield None
         finally:
             await asyncio.shield(self.keeper.release.remote(ticket))
 

@@ -31,7 +31,7 @@ from autonoma.llm.base import (
     estimate_tokens,
 )
 from autonoma.llm.pricing import Price
-from autonoma.llm.ratelimit import RateLimiter, request_sent
+from autonoma.llm.ratelimit import RateLimiter, request_sent, sending
 from autonoma.llm.retry import RetryPolicy, parse_retry_after
 from autonoma.llm.settings import LLMSettings
 from autonoma.llm.types import FinishReason, Usage
@@ -172,8 +172,9 @@ class OpenAICompatModel(Model):
                 else contextlib.nullcontext()
             )
             try:
-                async with slot:
-                    return await send()
+                async with slot as held:
+                    with sending(held):  # the limiter learns when the request went out
+                        return await send()
             except openai.APITimeoutError:
                 reason = f"no answer within {self.settings.timeout_s:g}s"
                 delay = self.retry.backoff(attempt)

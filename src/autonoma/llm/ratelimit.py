@@ -6,24 +6,36 @@ import asyncio
 import heapq
 import itertools
 import time
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 
 
 @dataclass
-class _Slot:
+class Slot:
+    """A call admitted by `RateLimiter.hold`; knows when its request was sent, if told."""
+
     clock: Callable[[], float]
     sent_at: float | None = None
 
 
-_sending: ContextVar[_Slot | None] = ContextVar("autonoma_rate_slot", default=None)
+_sending: ContextVar[Slot | None] = ContextVar("autonoma_rate_slot", default=None)
+
+
+@contextmanager
+def sending(slot: Slot | None) -> Iterator[None]:
+    """Within this block, `request_sent()` marks `slot` (None: marks nothing)."""
+    marker = _sending.set(slot)
+    try:
+        yield
+    finally:
+        _sending.reset(marker)
 
 
 def request_sent() -> None:
-    """Called by the HTTP layer once a request's body is on the wire, inside `hold()`: the
-    slot can then count from then (plus a margin) instead of from the end of the call."""
+    """Called by the HTTP layer once a request's body is on the wire, inside `sending(slot)`:
+    the slot then counts from then (plus a margin) instead of from the end of the call."""
     slot = _sending.get()
     if slot is not None:
         slot.sent_at = slot.clock()
@@ -107,16 +119,14 @@ class RateLimiter:
         await self._admit(tokens, held=False)
 
     @asynccontextmanager
-    async def hold(self, tokens: int = 0) -> AsyncIterator[None]:
+    async def hold(self, tokens: int = 0) -> AsyncIterator[Slot]:
         """Admit one call (as `acquire`); its slot counts until `period_s` after the request
-        arrived (as known: see the class)."""
+        arrived (as known: see the class; send it within `sending(slot)`)."""
         seq = await self._admit(tokens, held=True)
-        slot = _Slot(self._clock)
-        marker = _sending.set(slot)
+        slot = Slot(self._clock)
         try:
-            yield
+            yield slot
         finally:
-            _sending.reset(marker)
             amount = self._held.pop(seq)
             arrived = self._clock()
             if slot.sent_at is not None:
