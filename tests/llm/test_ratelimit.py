@@ -135,3 +135,12 @@ async def test_the_openai_client_reports_when_its_request_was_sent() -> None:
             assert ended - counted_from >= 0.25
         finally:
             await model.aclose()
+
+
+async def test_a_slot_can_be_taken_and_given_back_from_different_tasks() -> None:
+    """As the Ray keeper does: admit in one actor call, release in another."""
+    limiter = RateLimiter(requests=1, period_s=0.1)
+    held = limiter.hold()
+    await asyncio.create_task(held.__aenter__())
+    await asyncio.create_task(held.__aexit__(None, None, None))
+    await asyncio.wait_for(limiter.acquire(), 1)  # freed a period later
