@@ -471,3 +471,40 @@ async def test_a_worker_has_the_runs_tools_asks_the_driver_and_reflects(
     reflected = [e for e in store.events(by_task["t2"]) if e.kind == "self_reflection"]
     assert [e.step for e in reflected] == [3]
     assert planner.taken["t2"] == 5
+
+
+async def test_a_worker_keeps_and_recalls_long_term_memory_through_the_driver(
+    ray_cluster: str, tmp_path: Path
+) -> None:
+    from autonoma.agent.session import memory_path
+    from autonoma.memory.embeddings import LexicalEmbedder
+    from autonoma.memory.stream import MemoryStream
+
+    one = {"tasks": [PLAN["tasks"][0]]}
+    steps = {
+        "t1": [
+            act("remember", text="Maple leaves turn red before the oaks do."),
+            act("recall", query="maple leaves red"),
+            act("write_file", path="maple.txt", text=HAIKU),
+            act("task_complete", reason="maple"),
+        ]
+    }
+    with FakeOpenAI() as server:
+        server.responder = Planner(one, steps)
+        store, outcome, _ = await planned_run(
+            tmp_path, server, "ray", memory=True, importance="heuristic", embedder="lexical",
+            task_steps=6,
+        )  # fmt: skip
+    assert outcome.status == "completed", outcome.reason
+    (child,) = store.children(outcome.run_id)
+    observations = [s.observation or "" for s in store.steps(child.id)]
+    assert observations[0].startswith("remembered (memory ")
+    assert "Maple leaves turn red before the oaks do." in observations[1]  # found on the driver
+    embedder = LexicalEmbedder()
+    stream = MemoryStream(memory_path(store, embedder), embedder)
+    try:
+        kept = stream.latest(outcome.run_id, 20)
+    finally:
+        stream.close()
+    kinds = sorted(r.kind for r in kept)
+    assert kinds.count("thought") == 1 and kinds.count("action") == 4  # every step, at the end

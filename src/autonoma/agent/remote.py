@@ -12,11 +12,13 @@ stops the task at its next step, as `within` does locally. A person's approval o
 command is asked for on the driver too.
 
 On workers the loop has the commands the run's settings give (files, calculator, code in the
-worker's sandbox, web, asking the person at the driver's terminal) and its self-reflection and
-trials, but no long-term memory (the memory store lives beside the driver's run store), no
-sub-agents (their runs would need the driver's store) and no MCP servers (they are connected
-to the driver); the rolling summary is kept when memory is on. The workspace must be the same
-directory on every node: a local cluster, or a filesystem every node mounts.
+worker's sandbox, web, asking the person at the driver's terminal, remember and recall), its
+self-reflection and trials, and long-term memory served by the driver (`DriverMemory`: the
+memory store lives beside the driver's run store; each save, recall and reflection is a call
+through the same channel, its model spending charged to the task). Not there: sub-agents
+(their runs would need the driver's store) and MCP servers (connected to the driver). The
+workspace must be the same directory on every node: a local cluster, or a filesystem every
+node mounts.
 
 Importing this module does not import Ray; `placement` does, when a run asks for it.
 """
@@ -29,7 +31,7 @@ import os
 import socket
 import tempfile
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +42,11 @@ from autonoma.agent.loop import Agent, AgentConfig, EventListener, RunOutcome
 from autonoma.errors import AutonomaError, ConfigError
 from autonoma.llm import LLMSettings, Model, OpenAICompatModel, open_model, parse_model_spec
 from autonoma.llm.ratelimit import RateLimiter, Slot
+from autonoma.memory.agent_memory import AgentMemory
+from autonoma.memory.context import Recollection
+from autonoma.memory.importance import HeuristicRater, ImportanceRater
+from autonoma.memory.reflection import ReflectionOutcome
+from autonoma.memory.stream import MemoryRecord, Retrieved
 from autonoma.memory.summary import Summariser
 from autonoma.runtime.budget import BudgetLimits, BudgetSpent, SharedBudget
 from autonoma.runtime.executor import Executor
@@ -61,12 +68,13 @@ if TYPE_CHECKING:
 
 def worker_tools(settings: RunSettings) -> tuple[ToolRegistry, dict[str, Any]]:
     """The commands a task's loop has on a worker, and what they use (the sandbox, the
-    egress guard): the run's own, less sub-agents and memory (see above)."""
+    egress guard): the run's own, less sub-agents (see above)."""
     from autonoma.agent.session import open_sandbox, run_tools, tool_extras
 
     there = settings.model_copy(update={"subagents": False})
     sandbox = open_sandbox(there)
-    return run_tools(there, memory=False, sandbox=sandbox), tool_extras(there, sandbox)
+    registry = run_tools(there, memory=settings.memory, sandbox=sandbox)
+    return registry, tool_extras(there, sandbox)
 
 
 class WorkspaceNotShared(AutonomaError):
@@ -126,6 +134,7 @@ async def placement(
     model: Model,
     approver: Approver | None = None,
     listeners: list[EventListener] | None = None,
+    memory: AgentMemory | None = None,
 ) -> AsyncIterator[Placement]:
     """Where a run's tasks run, for as long as it runs. For the Ray executor: connected (or
     Ray started here) before anything runs, so a cluster that cannot be reached fails the run
@@ -160,6 +169,7 @@ async def placement(
             ),
             approver=approver,
             listeners=listeners,
+            memory=memory,
         )
         yield Placement(executor, tasks, [tool.name for tool in worker_tools(settings)[0]])
     finally:
@@ -287,18 +297,22 @@ class RayTasks:
         *,
         approver: Approver | None = None,
         listeners: list[EventListener] | None = None,
+        memory: AgentMemory | None = None,
     ) -> None:
         self.executor = executor
         self.store = store
         self.setup = setup
         self.approver: Approver = approver or RefuseWithoutTerminal()
         self.listeners = listeners or []
+        self.memory = memory
 
     async def __call__(self, run_id: str, limits: BudgetLimits, within: SharedBudget) -> RunOutcome:
         from autonoma.runtime.executor.ray import RemoteLost
 
         snapshot = await asyncio.to_thread(self._snapshot, run_id, within)
-        applier = Applier(self.store, run_id, within, self.approver, self.listeners)
+        applier = Applier(
+            self.store, run_id, within, self.approver, self.listeners, memory=self.memory
+        )
         applier.seen = BudgetSpent.model_validate(snapshot.run["spent"])
         try:
             result = await self.executor.call(
@@ -350,12 +364,15 @@ class Applier:
         within: SharedBudget,
         approver: Approver,
         listeners: list[EventListener],
+        *,
+        memory: AgentMemory | None = None,
     ) -> None:
         self.store = store
         self.run_id = run_id
         self.within = within
         self.approver = approver
         self.listeners = listeners
+        self.memory = memory
         self.seen = BudgetSpent()  # the task run's spending as last reported
 
     async def __call__(self, message: Any) -> Any:
@@ -366,6 +383,8 @@ class Applier:
         if kind == "ask":  # ask_person, answered at the driver's terminal
             ask = getattr(self.approver, "ask", None)
             return await ask(message[1]) if ask is not None else None
+        if kind == "memory":
+            return await self._memory(message[1], message[2])
         if kind != "write":
             raise ValueError(f"unknown report {kind!r} from a task's worker")
         _, method, args = message
@@ -376,6 +395,29 @@ class Applier:
             for listener in self.listeners:
                 listener(event)
         return self.within.exhausted()
+
+    async def _memory(self, method: str, args: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        """A worker's memory call, made on the run's memory here: its answer, and what it spent
+        (the worker charges that to the task). Saves also say whether a reflection is due."""
+        if self.memory is None:
+            raise ValueError("a worker asked for long-term memory, but this run has none")
+        spent = BudgetSpent()
+        if method == "save_steps":
+            steps = [StepRecord.model_validate(s) for s in args["steps"]]
+            rater = HeuristicRater() if args["heuristic"] else None
+            count = await self.memory.save_steps(steps, spent, rater=rater)
+            answer: Any = (count, self.memory.reflection_due())
+        elif method == "remember":
+            answer = await self.memory.remember(args["text"], spent)
+        elif method == "recall":
+            answer = await self.memory.recall(args["query"], args["k"])
+        elif method == "recollection":
+            answer = await self.memory.recollection(args["task"])
+        elif method == "reflect":
+            answer = await self.memory.reflect(spent)
+        else:
+            raise ValueError(f"a worker asked for an unknown memory call {method!r}")
+        return answer, spent.model_dump()
 
     def _write(
         self, method: str, args: dict[str, Any]
@@ -447,6 +489,7 @@ async def run_on_worker(
             ReportingStore.seeded, Path(scratch) / "runs.db", channel, snapshot
         )
         model = open_model(run.model, setup.llm_settings, limiter=setup.limiter)
+        memory = DriverMemory(channel) if settings.memory else None
         try:
             agent = Agent(
                 model,
@@ -463,12 +506,64 @@ async def run_on_worker(
                 approver=DriverApprover(channel),
                 summariser=Summariser(model) if setup.summarise else None,
                 extras=extras,
+                memory=memory,
             )
             outcome = await agent.run(run.id, within=store.within)
         finally:
             await model.aclose()
             await asyncio.to_thread(store.close)
     return {"status": outcome.status, "reason": outcome.reason, "files": outcome.files}
+
+
+class DriverMemory(AgentMemory):
+    """On a worker, the run's long-term memory as the driver holds it: every call goes
+    through the channel and is made there (`Applier._memory`); what it spent is charged here."""
+
+    def __init__(self, channel: Channel) -> None:  # no stream here: nothing of the parent's
+        self.channel = channel
+        self._due = False
+
+    async def _call(self, method: str, spent: BudgetSpent | None, **args: Any) -> Any:
+        answer, cost = await asyncio.to_thread(self.channel.send, ("memory", method, args))
+        if spent is not None:
+            used = BudgetSpent.model_validate(cost)
+            spent.charge(used.prompt_tokens, used.completion_tokens, used.usd)
+        return answer
+
+    async def save_steps(
+        self,
+        steps: Sequence[StepRecord],
+        spent: BudgetSpent,
+        *,
+        rater: ImportanceRater | None = None,
+    ) -> int:
+        count, self._due = await self._call(
+            "save_steps",
+            spent,
+            steps=[s.model_dump(mode="json") for s in steps],
+            heuristic=isinstance(rater, HeuristicRater),
+        )
+        return int(count)
+
+    async def remember(self, text: str, spent: BudgetSpent) -> MemoryRecord:
+        record: MemoryRecord = await self._call("remember", spent, text=text)
+        return record
+
+    async def recall(self, query: str, k: int = 5) -> list[Retrieved]:
+        found: list[Retrieved] = await self._call("recall", None, query=query, k=k)
+        return found
+
+    async def recollection(self, task: str) -> Recollection:
+        recalled: Recollection = await self._call("recollection", None, task=task)
+        return recalled
+
+    def reflection_due(self) -> bool:
+        return self._due  # as the driver said after the latest save
+
+    async def reflect(self, spent: BudgetSpent) -> ReflectionOutcome:
+        self._due = False
+        outcome: ReflectionOutcome = await self._call("reflect", spent)
+        return outcome
 
 
 class DriverBudget(SharedBudget):

@@ -270,7 +270,7 @@ async def _run_with(
 ) -> RunOutcome:
     async with (
         run_memory(store, model, run, settings, embedder) as memory,
-        placement(settings, store, model, approver, listeners) as place,  # Ray: connected
+        placement(settings, store, model, approver, listeners, memory) as place,  # Ray: connected
         mcp_tools(settings if tools is None else None) as (served, skipped),
     ):
         registry = tools or run_tools(settings, memory=memory is not None, sandbox=sandbox)
