@@ -25,6 +25,7 @@ from autonoma.llm import RateLimiter, open_model
 from autonoma.runtime.budget import BudgetLimits
 from autonoma.runtime.store import EventRecord, RunStore
 from tests.fake_openai import FakeOpenAI
+from tests.memory_answers import fake_server_memory_answer
 from tests.test_cli import HAIKU, act, cli, one_line_error
 
 pytest.importorskip("ray")
@@ -87,6 +88,8 @@ class Planner:
         self._lock = threading.Lock()
 
     def __call__(self, body: dict[str, Any]) -> dict[str, Any]:
+        if (memory := fake_server_memory_answer(body)) is not None:
+            return memory  # importance ratings and reflections, on the driver
         schema = body.get("response_format", {}).get("json_schema", {}).get("schema", {})
         if "tasks" in schema.get("properties", {}):
             return {"content": json.dumps(self.plan)}
