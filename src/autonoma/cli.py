@@ -312,6 +312,12 @@ def run(
     pddl_domain: str = typer.Option(
         "blocksworld", "--pddl-domain", help="planner pddl: a shipped domain or a .pddl file"
     ),
+    tot_rate: str = typer.Option(
+        "value", "--tot-rate", help="planner tot: value (score each plan) or vote (pick the best)"
+    ),
+    tot_search: str = typer.Option(
+        "bfs", "--tot-search", help="planner tot: bfs (level by level) or dfs (best branch first)"
+    ),
     tools: str = typer.Option(
         ",".join(TOOL_GROUPS),
         "--tools",
@@ -351,6 +357,8 @@ def run(
         (strategy, ("loop", "plan"), "--strategy"),
         (executor, ("local", "ray"), "--executor"),
         (planner, ("decompose", "tot", "pddl"), "--planner"),
+        (tot_rate, ("value", "vote"), "--tot-rate"),
+        (tot_search, ("bfs", "dfs"), "--tot-search"),
     ):
         if value not in allowed:
             raise typer.BadParameter(f"{option} is one of {', '.join(allowed)}, not {value!r}")
@@ -378,6 +386,8 @@ def run(
             "self_reflect": self_reflect,
             "trials": trials,
             "pddl_domain": pddl_domain,
+            "tot_rate": tot_rate,
+            "tot_search": tot_search,
         }
     )
     check_placement(settings)  # an unreachable Ray cluster fails here, before the run exists

@@ -76,6 +76,8 @@ class RunSettings(BaseModel):
     pddl_domain: str = "blocksworld"  # a shipped domain's name or a .pddl file
     tot_k: int = Field(3, ge=1, le=8)  # tot: plans proposed at each level
     tot_depth: int = Field(1, ge=1, le=2)  # tot: 2 also refines the best plan
+    tot_rate: Literal["value", "vote"] = "value"  # tot: score each plan, or vote among them
+    tot_search: Literal["bfs", "dfs"] = "bfs"  # tot: level by level, or best branch first
     # on a loop, stall or budget burn the monitor detects, reflect and keep the lesson
     self_reflect: bool = False
     trials: int = Field(2, ge=1, le=5)  # with self_reflect: attempts at the task in one run
@@ -343,7 +345,13 @@ async def _run_with(
 
 def make_planner(model: Model, settings: RunSettings) -> Planner:
     if settings.planner == "tot":
-        return ToTDecomposer(model, k=settings.tot_k, depth=settings.tot_depth)
+        return ToTDecomposer(
+            model,
+            k=settings.tot_k,
+            depth=settings.tot_depth,
+            rate=settings.tot_rate,
+            search=settings.tot_search,
+        )
     if settings.planner == "pddl":
         from autonoma.planning.pddl import PddlDomain, PddlPlanner  # needs the planning extra
 
