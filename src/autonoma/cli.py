@@ -46,6 +46,7 @@ from autonoma.memory.reflection import reflection_trees
 from autonoma.planning.graph import Task, TaskGraph, render_dot, render_tree
 from autonoma.planning.picture import render_svg
 from autonoma.runtime.budget import BudgetLimits
+from autonoma.runtime.export import FORMATS, trajectories
 from autonoma.runtime.store import RunRecord, RunStore
 from autonoma.tools.settings import TOOL_GROUPS, ToolSettings
 
@@ -570,6 +571,43 @@ def graph(
         out.print(Text(neutralise_lines(text)))
     else:
         print(text, end="")
+
+
+@app.command()
+def export(
+    run_id: str = typer.Argument(..., help="the run to export (with the runs serving it)"),
+    format: str = typer.Option("jsonl", "--format", "-f", help="jsonl"),
+    output: Path | None = typer.Option(None, "--output", "-o", help="write to this file"),
+) -> None:
+    """Write a run's trajectories, one JSON line per trial (of it and of its tasks' and
+    sub-agents' runs), with their feedback and outcomes, for fine-tuning."""
+    if format not in FORMATS:
+        raise typer.BadParameter(f"--format is one of {', '.join(FORMATS)}, not {format!r}")
+    store = RunStore.open_default()
+    lines = [
+        json.dumps(record, ensure_ascii=False) + "\n" for record in trajectories(store, run_id)
+    ]
+    if output is not None:
+        output.write_text("".join(lines), encoding="utf-8")
+        err.print(f"wrote {len(lines)} trajectories to {output}", highlight=False)
+    else:
+        sys.stdout.write("".join(lines))
+
+
+@app.command()
+def rate(
+    run_id: str = typer.Argument(..., help="the run to rate"),
+    score: int = typer.Argument(..., help="1 (bad) to 5 (good)"),
+    comment: str = typer.Option("", "--comment", "-c", help="what was good or bad about it"),
+) -> None:
+    """Rate a run from 1 to 5, with a comment: later attempts at the task see it (hindsight),
+    and export carries it."""
+    if not 1 <= score <= 5:
+        raise typer.BadParameter(f"SCORE is 1 to 5, not {score}")
+    store = RunStore.open_default()
+    store.get_run(run_id)  # a clear error if there is no such run
+    store.add_event(run_id, "rated", {"score": score, "comment": comment})
+    out.print(f"rated run {run_id} {score} of 5", highlight=False)
 
 
 def main() -> None:
