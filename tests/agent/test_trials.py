@@ -330,3 +330,31 @@ def test_hindsight_orders_attempts_worst_first_the_person_above_the_checks(
         "attempt 2: failed: step limit reached. the person rated it 2 of 5. "
         'checks (100% passed): 100%. the person said: "too long"'
     )
+
+
+def follows_its_lessons(messages: list[Message], request: CompletionRequest) -> Any:
+    """A model that keeps listing files until a lesson in its prompt tells it what to do: so
+    what it does next depends on the reflection alone."""
+    if "went_wrong" in (request.plan.schema or {}).get("properties", {}):
+        return reflection("continue", "Write answer.txt with write_file now.")
+    prompt = "\n".join(m.content for m in messages)
+    if "Instead: Write answer.txt" not in prompt:
+        return act("list_files")
+    if "answer.txt holds" in prompt:
+        return act("task_complete", reason="answer.txt written")
+    return act("write_file", path="answer.txt", text="42")
+
+
+@pytest.mark.parametrize("reflect", [False, True])
+async def test_a_reflection_changes_the_next_command(tmp_path: Path, reflect: bool) -> None:
+    model = ScriptedModel(follows_its_lessons)
+    store, run = await begin(
+        tmp_path, model, self_reflect=reflect, limits=BudgetLimits(max_steps=8)
+    )
+    outcome = await run_agent(store, model, run)
+    commands = [s.command for s in store.steps(run.id)]
+    if not reflect:  # nothing tells it otherwise: it loops to the end of its budget
+        assert outcome.status == "budget_exhausted" and set(commands) == {"list_files"}
+        return
+    assert outcome.status == "completed"
+    assert commands == ["list_files"] * 3 + ["write_file", "task_complete"]
