@@ -50,6 +50,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/planning_makespan.py
 	$(BIN)/python bench/tool_retrieval.py
 	$(BIN)/python bench/loop_reflection.py
+	$(BIN)/python bench/reflection_loops.py
 	$(BIN)/python bench/plot.py
 
 clean:
