@@ -49,7 +49,6 @@ bench: $(STAMP)
 	$(BIN)/python bench/memory_context.py
 	$(BIN)/python bench/planning_makespan.py
 	$(BIN)/python bench/tool_retrieval.py
-	$(BIN)/python bench/loop_reflection.py
 	$(BIN)/python bench/reflection_loops.py
 	$(BIN)/python bench/plot.py
 
