@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from autonoma.agent.approval import ApprovalRequest, Approver, Decision, RefuseWithoutTerminal
-from autonoma.agent.loop import Agent, AgentConfig, EventListener, RunOutcome
+from autonoma.agent.loop import Agent, EventListener, RunOutcome
 from autonoma.errors import AutonomaError, ConfigError
 from autonoma.llm import LLMSettings, Model, OpenAICompatModel, open_model, parse_model_spec
 from autonoma.llm.ratelimit import RateLimiter, Slot
@@ -160,13 +160,7 @@ async def placement(
         tasks = RayTasks(
             executor,
             store,
-            WorkerSetup(
-                llm_settings=model.settings,
-                continuous=settings.continuous,
-                seed=settings.seed,
-                summarise=settings.memory,
-                limiter=shared,
-            ),
+            WorkerSetup(llm_settings=model.settings, settings=settings, limiter=shared),
             approver=approver,
             listeners=listeners,
             memory=memory,
@@ -268,9 +262,7 @@ class WorkerSetup:
     """What a worker needs besides the task's run to run its loop (picklable)."""
 
     llm_settings: LLMSettings
-    continuous: bool
-    seed: int | None
-    summarise: bool
+    settings: RunSettings  # the planned run's, as its tasks run here
     limiter: SharedLimiter | None = None
 
 
@@ -480,9 +472,7 @@ async def run_on_worker(
             "the Ray executor needs every node to see it at the same path (a filesystem every "
             "node mounts), or a cluster on this machine"
         )
-    from autonoma.agent.session import RunSettings
-
-    settings = RunSettings.model_validate(run.settings)
+    settings = setup.settings
     tools, extras = worker_tools(settings)
     with tempfile.TemporaryDirectory(prefix="autonoma-task-") as scratch:
         store = await asyncio.to_thread(
@@ -495,16 +485,9 @@ async def run_on_worker(
                 model,
                 tools,
                 store,
-                config=AgentConfig(
-                    limits=limits,
-                    continuous=setup.continuous,
-                    seed=setup.seed,
-                    approve_after_untrusted=settings.tools.approve_after_untrusted,
-                    self_reflect=settings.self_reflect,
-                    trials=settings.trials,
-                ),
+                config=settings.agent_config(limits),
                 approver=DriverApprover(channel),
-                summariser=Summariser(model) if setup.summarise else None,
+                summariser=Summariser(model) if settings.memory else None,
                 extras=extras,
                 memory=memory,
             )

@@ -82,6 +82,18 @@ class RunSettings(BaseModel):
     self_reflect: bool = False
     trials: int = Field(2, ge=1, le=5)  # with self_reflect: attempts at the task in one run
 
+    def agent_config(self, limits: BudgetLimits) -> AgentConfig:
+        """The agent loop's configuration for one run (or task) of these settings."""
+        return AgentConfig(
+            limits=limits,
+            continuous=self.continuous,
+            seed=self.seed,
+            approve_after_untrusted=self.tools.approve_after_untrusted,
+            tool_hint=self.tools.retrieval.hint,
+            self_reflect=self.self_reflect,
+            trials=self.trials,
+        )
+
 
 def memory_path(store: RunStore, embedder: Embedder) -> Path:
     """Beside the run store, one memory store an embedder: records embedded by one model
@@ -299,15 +311,7 @@ async def _run_with(
                 model,
                 offered,
                 store,
-                config=AgentConfig(
-                    limits=limits,
-                    continuous=settings.continuous,
-                    seed=settings.seed,
-                    approve_after_untrusted=settings.tools.approve_after_untrusted,
-                    tool_hint=retrieval.hint,
-                    self_reflect=settings.self_reflect,
-                    trials=settings.trials,
-                ),
+                config=settings.agent_config(limits),
                 approver=approver,
                 listeners=listeners,
                 memory=memory,
