@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from autonoma.agent.action import Action, action_schema, parse_action
 from autonoma.agent.approval import ApprovalRequest, Approver, Decision, RefuseWithoutTerminal
@@ -82,9 +82,8 @@ class AgentConfig:
     # Reflexion's trials: a reflection (weighed against the checks) may end an attempt that
     # got nowhere and start the task again with the lessons kept, up to `trials` in all. A
     # run that owns its workspace starts each trial from the workspace as the run began
-    # ("restore"; abandoned ones are moved aside); tasks and sub-agents share theirs ("keep").
+    # (abandoned ones are moved aside); tasks and sub-agents share theirs, which is kept.
     trials: int = 2
-    trial_workspace: Literal["restore", "keep"] = "restore"
     escalate_after: int = 2  # problems caught in a trial with no check passing: a new trial
 
 
@@ -710,7 +709,6 @@ class Agent:
         return (
             self.config.self_reflect
             and self.config.trials > 1
-            and self.config.trial_workspace == "restore"
             and not run.parent_id
         )
 
