@@ -104,7 +104,12 @@ class Planner:
 
 
 async def planned_run(
-    root: Path, server: FakeOpenAI, executor: str, store: RunStore | None = None, **settings: Any
+    root: Path,
+    server: FakeOpenAI,
+    executor: str,
+    store: RunStore | None = None,
+    approver: Any = None,
+    **settings: Any,
 ) -> tuple[RunStore, RunOutcome, list[EventRecord]]:
     store = store or RunStore(root / "runs.db")
     options = RunSettings(
@@ -124,7 +129,7 @@ async def planned_run(
             store, model, "Write autumn haiku to autumn.md", options,
             workspace=root / "ws", identity=IDENTITY,
         )  # fmt: skip
-        outcome = await run_agent(store, model, run, listeners=[events.append])
+        outcome = await run_agent(store, model, run, approver=approver, listeners=[events.append])
     finally:
         await model.aclose()
     return store, outcome, events
@@ -443,26 +448,10 @@ async def test_a_worker_has_the_runs_tools_asks_the_driver_and_reflects(
             return planner(body)
 
         server.responder = respond
-        store = RunStore(tmp_path / "runs.db")
-        settings = RunSettings(
-            model=f"openai:fake@{server.base_url}",
-            memory=False,
-            strategy="plan",
-            replans=0,
-            task_steps=8,
-            executor="ray",
-            self_reflect=True,
-            concurrency=1,
-        )
-        model = open_model(settings.model)
-        try:
-            run, _ = await create_run(
-                store, model, "Answer and keep notes", settings,
-                workspace=tmp_path / "ws", identity=IDENTITY,
-            )  # fmt: skip
-            outcome = await run_agent(store, model, run, approver=person)
-        finally:
-            await model.aclose()
+        store, outcome, _ = await planned_run(
+            tmp_path, server, "ray", approver=person,
+            continuous=False, task_steps=8, self_reflect=True, concurrency=1,
+        )  # fmt: skip
     assert outcome.status == "completed", outcome.reason
     assert person.questions == ["Which product do you want?"]
     assert "execute_python" in person.approved

@@ -20,7 +20,14 @@ from autonoma.runtime.budget import BudgetLimits
 from autonoma.runtime.store import RunStore, StepRecord
 from autonoma.tools import Workspace
 from tests.agent.test_loop import IDENTITY, act
-from tests.agent.test_planned import FAN, Planet, fruit_steps, start, task, write_then_finish
+from tests.agent.test_planned import (
+    FAN,
+    PLUMS_FROM_MEMORY,
+    Planet,
+    fruit_steps,
+    start,
+    write_then_finish,
+)
 
 GOAL = "Write the answer to answer.txt"
 
@@ -271,15 +278,7 @@ class Reflecting(Planet):
 
 
 async def test_a_task_that_finds_the_plan_off_is_replanned_not_retried(tmp_path: Path) -> None:
-    revision = {
-        "tasks": [
-            task(
-                "t4", "Combine the notes", inputs=["apples.txt", "pears.txt"], outputs=["fruit.md"]
-            ),
-            task("t6", "Write plum notes from memory", outputs=["plums.txt"]),
-            task("t5", "Summarise the plum notes", inputs=["plums.txt"], outputs=["plums.md"]),
-        ]
-    }
+    revision = PLUMS_FROM_MEMORY
     lesson = {
         "went_wrong": "There are no plum notes to read; reading again will not help.",
         "instead": "Write the plum notes from what is known instead of looking for them.",
