@@ -25,7 +25,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from autonoma.errors import ModelRefused, OutputInvalid
+from autonoma.llm.types import ModelResponse
+from autonoma.memory.asking import ask
 from autonoma.planning.decompose import (
     Decomposer,
     PlanAnswer,
@@ -236,20 +237,12 @@ class ToTDecomposer(Decomposer):
             goals=list(goals),
             tasks=[t.model_dump() for t in candidate.plan.tasks],
         )
-        try:
-            response = await self.model.request(
-                [{"role": "user", "content": prompt}],
-                output=PlanValue,
-                max_tokens=300,
-                temperature=0.0,
-            )
-        except (OutputInvalid, ModelRefused) as error:
-            spent.charge(error.prompt_tokens, error.completion_tokens, error.cost_usd)
-            candidate.score, candidate.reason = 0.0, f"not rated: {str(error)[:200]}"
+        answer = await ask(self.model, prompt, spent, output=PlanValue, max_tokens=300,
+                           temperature=0.0)  # fmt: skip
+        if not isinstance(answer, ModelResponse):
+            candidate.score, candidate.reason = 0.0, f"not rated: {str(answer)[:200]}"
             return
-        usage = response.usage
-        spent.charge(usage.prompt_tokens, usage.completion_tokens, response.cost_usd)
-        value: PlanValue = response.data
+        value: PlanValue = answer.data
         candidate.score, candidate.reason = float(value.score), value.reason
 
     async def _vote(
@@ -295,19 +288,11 @@ class ToTDecomposer(Decomposer):
 
     async def _ballot(self, prompt: str, spent: BudgetSpent) -> PlanVote | str:
         """One vote, or why it is unusable."""
-        try:
-            response = await self.model.request(
-                [{"role": "user", "content": prompt}],
-                output=PlanVote,
-                max_tokens=300,
-                temperature=self.vote_temperature,
-            )
-        except (OutputInvalid, ModelRefused) as error:
-            spent.charge(error.prompt_tokens, error.completion_tokens, error.cost_usd)
-            return f"not a vote: {str(error)[:200]}"
-        usage = response.usage
-        spent.charge(usage.prompt_tokens, usage.completion_tokens, response.cost_usd)
-        vote: PlanVote = response.data
+        answer = await ask(self.model, prompt, spent, output=PlanVote, max_tokens=300,
+                           temperature=self.vote_temperature)  # fmt: skip
+        if not isinstance(answer, ModelResponse):
+            return f"not a vote: {str(answer)[:200]}"
+        vote: PlanVote = answer.data
         return vote
 
 
