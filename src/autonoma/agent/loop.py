@@ -303,7 +303,7 @@ class Agent:
                 remembered.saved_upto = int(event.data["upto"])
             elif event.kind == "tools_hint":
                 remembered.hint = str(event.data.get("hint", ""))
-            elif event.kind == "self_reflection" or event.kind == "self_reflection_failed":
+            elif event.kind in ("self_reflection", "self_reflection_failed"):
                 if event.kind == "self_reflection":
                     remembered.lessons.append(str(event.data.get("lesson", "")))
                 if event.data.get("detection") != "periodic":
@@ -706,11 +706,7 @@ class Agent:
     def _trials_restore(self, run: RunRecord) -> bool:
         """Whether a new trial puts the workspace back: only a run that owns its workspace
         (not a task of a planned run or a sub-agent, which share theirs)."""
-        return (
-            self.config.self_reflect
-            and self.config.trials > 1
-            and not run.parent_id
-        )
+        return self.config.self_reflect and self.config.trials > 1 and not run.parent_id
 
     def _trial_workspace(self, run: RunRecord) -> TrialWorkspace:
         keep = self.store.path.parent / "trials" / run.id

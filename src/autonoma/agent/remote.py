@@ -243,13 +243,13 @@ class SharedLimiter(RateLimiter):
         await self.keeper.acquire.remote(tokens)
 
     @asynccontextmanager
-    async def hold(self, tokens: int = 0) -> AsyncIterator[Slot | None]:  # type: ignore[override]
-        """Held at the keeper, which is not told when the request was sent: the slot counts
-        from the end of the call."""
+    async def hold(self, tokens: int = 0) -> AsyncIterator[Slot]:
+        """Held at the keeper, which is not told when the request was sent (the slot given
+        here is not read): the slot counts from the end of the call."""
         ticket = uuid.uuid4().hex
         try:
             await self.keeper.admit.remote(ticket, tokens)
-            yield None
+            yield Slot(self._clock)
         finally:
             await asyncio.shield(self.keeper.release.remote(ticket))
 
