@@ -6,6 +6,7 @@ Each request takes the next behaviour from `script` (or `default` when the scrip
     {"status": 429, "retry_after": "2"}                 an error status, with Retry-After
     {"stall": 5.0}                                      accept, then say nothing for 5 s
     {"refusal": "I can't help with that"}               an OpenAI refusal
+    {"content": "...", "usage": {...}, "timings": {...}} the usage given, llama.cpp's timings
 Every request's JSON body is kept in `requests`. `latency_s` delays every answer.
 `responder`, when set, decides each behaviour from the request body instead of the script.
 """
@@ -130,7 +131,10 @@ class FakeOpenAI:
         finish = behaviour.get(
             "finish_reason", "tool_calls" if "tool_calls" in behaviour else "stop"
         )
-        usage = {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
+        usage = behaviour.get(
+            "usage", {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
+        )
+        extra = {"timings": behaviour["timings"]} if "timings" in behaviour else {}
         if body.get("stream"):
             return StreamingResponse(
                 _sse(body, message, finish, usage), media_type="text/event-stream"
@@ -143,6 +147,7 @@ class FakeOpenAI:
                 "model": body.get("model", "fake"),
                 "choices": [{"index": 0, "message": message, "finish_reason": finish}],
                 "usage": usage,
+                **extra,
             }
         )
 

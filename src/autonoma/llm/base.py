@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import time
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from string import Template
@@ -58,6 +58,14 @@ class CompletionRequest:
     temperature: float | None = None
     stop: list[str] | None = None
     seed: int | None = None
+    # Requests of one lane share a cached prompt prefix (see `Model.in_lane`); `extra` is what
+    # a provider adds to the request body for it (llama.cpp's `id_slot`).
+    lane: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+SIDE_LANE = "side"
+"""The lane of calls made beside an agent's steps (memory, checks, identity, reflection)."""
 
 
 @dataclass
@@ -125,6 +133,13 @@ class Model(ABC):
 
     async def aclose(self) -> None:  # noqa: B027 - optional hook, most models hold nothing
         """Release what the model holds (connections, an embedded server)."""
+
+    def in_lane(self, lane: str) -> Model:
+        """This model, its requests marked as one lane: a stream of calls whose prompts share
+        a prefix (one agent loop's steps; `SIDE_LANE` for memory's calls). A server with a
+        prompt cache keeps each lane's prefix apart, so one lane's calls do not evict
+        another's (llama.cpp: a slot each; OpenAI: `prompt_cache_key`)."""
+        return _Lane(self, lane)
 
     # -- the public interface ---------------------------------------------------------------
 
@@ -312,3 +327,37 @@ def _with_instructions(messages: list[Message], plan: OutputPlan) -> list[Messag
         head = Message(role="system", content=f"{messages[0].content}\n\n{note}")
         return [head, *messages[1:]]
     return [Message(role="system", content=note), *messages]
+
+
+class _Lane(Model):
+    """A model's view whose requests carry a lane; everything else is the model's own."""
+
+    def __init__(self, inner: Model, lane: str) -> None:
+        super().__init__(
+            inner.name,
+            model_id=inner.model_id,
+            settings=inner.settings,
+            capabilities=inner.capabilities,
+            price=inner.price,
+        )
+        self.inner = inner
+        self.lane = lane
+
+    @property
+    def context_window(self) -> int:
+        return self.inner.context_window
+
+    def in_lane(self, lane: str) -> Model:
+        return self.inner.in_lane(lane)
+
+    async def _complete(self, request: CompletionRequest) -> RawCompletion:
+        return await self.inner._complete(replace(request, lane=self.lane))
+
+    async def _stream(self, request: CompletionRequest) -> AsyncIterator[str | RawCompletion]:
+        async for piece in self.inner._stream(replace(request, lane=self.lane)):
+            yield piece
+
+    def __getattr__(self, name: str) -> Any:  # the inner model's own methods (tokenize, ...)
+        if name == "inner":  # not set yet (copying, unpickling): no recursion
+            raise AttributeError(name)
+        return getattr(self.inner, name)

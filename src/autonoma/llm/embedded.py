@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from autonoma.llm.base import Capabilities, CompletionRequest, Model, RawComplet
 from autonoma.llm.openai_compat import OpenAICompatModel
 from autonoma.llm.pricing import FREE
 from autonoma.llm.settings import LLMSettings
+from autonoma.llm.slots import SlotMap
 from autonoma.llm.types import MessagesLike, as_messages
 
 # llama.cpp constrains decoding to a JSON Schema (LLGuidance); its tool calling depends on the
@@ -57,6 +59,7 @@ class EmbeddedModel(Model):
         self.threads = threads or settings.local_threads or os.cpu_count() or 1
         self._server: Any = None
         self._client: OpenAICompatModel | None = None
+        self._slots = SlotMap(self.slots)
         self._lock = asyncio.Lock()
 
     @property
@@ -138,12 +141,14 @@ class EmbeddedModel(Model):
 
     async def _complete(self, request: CompletionRequest) -> RawCompletion:
         client = await self.start()
-        return await client._complete(request)
+        with self._slots.serving(request.lane) as slot:
+            return await client._complete(_in_slot(request, slot))
 
     async def _stream(self, request: CompletionRequest) -> AsyncIterator[str | RawCompletion]:
         client = await self.start()
-        async for piece in client._stream(request):
-            yield piece
+        with self._slots.serving(request.lane) as slot:
+            async for piece in client._stream(_in_slot(request, slot)):
+                yield piece
 
     async def aclose(self) -> None:
         async with self._lock:
@@ -151,6 +156,12 @@ class EmbeddedModel(Model):
                 await self._client.aclose()
                 self._client = None
             self._server = None  # its destructor stops llama.cpp's threads
+
+
+def _in_slot(request: CompletionRequest, slot: int | None) -> CompletionRequest:
+    if slot is None:
+        return request
+    return replace(request, lane=None, extra={**request.extra, "id_slot": slot})
 
 
 def check_gguf(path: Path) -> None:

@@ -64,6 +64,7 @@ class OpenAICompatModel(Model):
         name: str | None = None,
         price: Price | None = None,
         extra_body: dict[str, Any] | None = None,
+        lane_body: Callable[[str], dict[str, Any]] | None = None,
     ) -> None:
         settings = settings or LLMSettings()
         super().__init__(
@@ -92,6 +93,11 @@ class OpenAICompatModel(Model):
         )
         self.limiter = limiter or _limiter_from(settings)
         self.extra_body = extra_body or {}
+        # what a request's lane adds to its body; OpenAI routes by `prompt_cache_key`, other
+        # servers may refuse fields they do not know, so they get none unless told
+        if lane_body is None and self.base_url == DEFAULT_BASE_URL:
+            lane_body = _openai_cache_key
+        self.lane_body = lane_body
         self._api_key = key
         self._client: openai.AsyncOpenAI | None = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
@@ -154,8 +160,11 @@ class OpenAICompatModel(Model):
             ]
             args["tool_choice"] = "required"
             args["parallel_tool_calls"] = plan.tools.parallel
-        if self.extra_body:
-            args["extra_body"] = self.extra_body
+        body = {**self.extra_body, **request.extra}
+        if request.lane is not None and self.lane_body is not None:
+            body |= self.lane_body(request.lane)
+        if body:
+            args["extra_body"] = body
         return args
 
     def _token_estimate(self, request: CompletionRequest) -> int:
@@ -209,7 +218,7 @@ class OpenAICompatModel(Model):
         args = self._arguments(request)
         response = await self._call(request, lambda: self._http().chat.completions.create(**args))
         if not response.choices:
-            return RawCompletion(text="", finish_reason="other", usage=_usage(response.usage))
+            return RawCompletion(text="", finish_reason="other", usage=_usage(response))
         choice = response.choices[0]
         message = choice.message
         calls = [
@@ -220,7 +229,7 @@ class OpenAICompatModel(Model):
         return RawCompletion(
             text=message.content or "",
             finish_reason=_FINISH.get(choice.finish_reason or "", "other"),
-            usage=_usage(response.usage),
+            usage=_usage(response),
             tool_calls=calls,
             refusal=getattr(message, "refusal", None),
             model=response.model or None,
@@ -238,7 +247,7 @@ class OpenAICompatModel(Model):
         try:
             async for chunk in stream:
                 if chunk.usage is not None:
-                    usage = _usage(chunk.usage)
+                    usage = _usage(chunk)
                 for choice in chunk.choices:
                     delta = choice.delta
                     if delta.content:
@@ -277,22 +286,36 @@ async def _on_trace(event: str, info: dict[str, Any]) -> None:
         request_sent()
 
 
+def _openai_cache_key(lane: str) -> dict[str, Any]:
+    return {"prompt_cache_key": lane}
+
+
 def _limiter_from(settings: LLMSettings) -> RateLimiter | None:
     if settings.requests_per_minute is None and settings.tokens_per_minute is None:
         return None
     return RateLimiter(settings.requests_per_minute, settings.tokens_per_minute)
 
 
-def _usage(usage: Any) -> Usage | None:
+def _usage(response: Any) -> Usage | None:
+    """The answer's usage, with the server's own timings when it gives them (llama.cpp adds
+    `timings` beside `usage`: prompt and generation milliseconds)."""
+    usage = response.usage
     if usage is None:
         return None
     details = getattr(usage, "prompt_tokens_details", None)
     cached = getattr(details, "cached_tokens", None) or 0
+    timings = (getattr(response, "model_extra", None) or {}).get("timings") or {}
     return Usage(
         prompt_tokens=usage.prompt_tokens or 0,
         completion_tokens=usage.completion_tokens or 0,
         cached_tokens=cached,
+        prompt_seconds=_seconds(timings.get("prompt_ms")),
+        generation_seconds=_seconds(timings.get("predicted_ms")),
     )
+
+
+def _seconds(milliseconds: Any) -> float:
+    return float(milliseconds) / 1000 if isinstance(milliseconds, int | float) else 0.0
 
 
 def _detail(err: openai.APIStatusError) -> str:

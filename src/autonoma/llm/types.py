@@ -79,11 +79,15 @@ class ToolCall(BaseModel):
 
 
 class Usage(BaseModel):
-    """Token counts of one or more requests. `estimated` when counted locally, not by the server."""
+    """Token counts of one or more requests. `estimated` when counted locally, not by the server.
+    `cached_tokens`: of the prompt tokens, those the server took from its prompt cache. The
+    seconds are the server's own figures (llama.cpp's `timings`), 0 when it gives none."""
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached_tokens: int = 0
+    prompt_seconds: float = 0.0
+    generation_seconds: float = 0.0
     estimated: bool = False
 
     @property
@@ -95,6 +99,8 @@ class Usage(BaseModel):
             prompt_tokens=self.prompt_tokens + other.prompt_tokens,
             completion_tokens=self.completion_tokens + other.completion_tokens,
             cached_tokens=self.cached_tokens + other.cached_tokens,
+            prompt_seconds=self.prompt_seconds + other.prompt_seconds,
+            generation_seconds=self.generation_seconds + other.generation_seconds,
             estimated=self.estimated or other.estimated,
         )
 
