@@ -4,11 +4,12 @@ explicit say-so) a plain child process with rlimits only.
 The bubblewrap sandbox sees a read-only system (/usr and the /bin, /lib links, a handful of
 /etc files, the interpreter's installation), a fresh /proc in its own PID namespace, a
 minimal /dev, small memory-backed /tmp and /dev/shm, and the run's workspace at /workspace,
-the one place it can write to disk. It has no network (a new network namespace holds only
-its own loopback), a cleared environment, a new session (no TIOCSTI into the terminal), and
-it dies with autonoma. Limits are set with util-linux `prlimit` on the first process inside:
-RLIMIT_CPU (soft: SIGXCPU, a second later: SIGKILL), RLIMIT_AS (memory), RLIMIT_FSIZE,
-RLIMIT_NPROC and no core files; the wall clock is kept here and kills the whole sandbox.
+the one place it can write to disk (unless it is bound read-only). It has no network (a new
+network namespace holds only its own loopback), a cleared environment, a new session (no
+TIOCSTI into the terminal), and it dies with autonoma. Limits are set with util-linux
+`prlimit` on the first process inside: RLIMIT_CPU (soft: SIGXCPU, a second later: SIGKILL),
+RLIMIT_AS (memory), RLIMIT_FSIZE, RLIMIT_NPROC and no core files; the wall clock is kept here
+and kills the whole sandbox.
 
 Never root. The kernel does not enforce RLIMIT_NPROC for processes whose real uid outside is
 0, so a sandbox running as root (even as uid 1000 inside a user namespace that maps to root)
@@ -40,7 +41,7 @@ import signal
 import stat
 import sys
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -151,9 +152,7 @@ class _Launch:
     info_fd: int | None = None  # where bwrap says its init's pid (--info-fd); read and closed here
 
     def close(self) -> None:
-        for fd in self.pass_fds:
-            with contextlib.suppress(OSError):
-                os.close(fd)
+        _close(self.pass_fds)
         self.pass_fds = []
 
 
@@ -189,17 +188,45 @@ class Sandbox(ABC):
         return target.relative_to(workspace).as_posix()
 
     async def run(
-        self, argv: Sequence[str], *, workspace: Path, stdin: str | None = None
+        self,
+        argv: Sequence[str],
+        *,
+        workspace: Path,
+        stdin: str | None = None,
+        writable: bool = True,
+        pass_fds: Sequence[int] = (),
+        env: Mapping[str, str] | None = None,
+        binds: Sequence[tuple[Path, str]] = (),
     ) -> SandboxResult:
         """Run `argv` in the sandbox with `workspace` as its working directory and `stdin` as
         its input (none when None). Never raises for what the command does; raises
-        SandboxError when the sandbox could not start it."""
-        if not argv:
-            raise SandboxError("nothing to run: the command is empty")
-        workspace = workspace.resolve()
-        if not workspace.is_dir():
-            raise SandboxError(f"the workspace {workspace} is not a directory")
-        launch = await self._prepare(list(argv), workspace)
+        SandboxError when the sandbox could not start it.
+
+        `writable=False` binds the workspace read-only, so that every change has to go
+        through the host (the unsafe backend cannot enforce it). `pass_fds` reach the command
+        under the same numbers and become its alone: they are closed here once it has started,
+        or when it could not be, so the host sees end-of-file when the command is gone. `env`
+        adds variables to the sandbox's cleared environment (or replaces some of them).
+        `binds`: host directories shown read-only at the given absolute paths inside (the
+        unsafe backend sees the host's paths; the caller tells the command where)."""
+        fds = list(pass_fds)
+        try:
+            if not argv:
+                raise SandboxError("nothing to run: the command is empty")
+            extra = _checked_env(env or {})
+            workspace = workspace.resolve()
+            if not workspace.is_dir():
+                raise SandboxError(f"the workspace {workspace} is not a directory")
+            for _, inside in binds:
+                if not inside.startswith("/") or inside.rstrip("/") in ("", WORKDIR):
+                    raise SandboxError(f"cannot bind a directory at {inside!r} in the sandbox")
+            launch = await self._prepare(
+                list(argv), workspace, writable=writable, env=extra, binds=list(binds)
+            )
+        except BaseException:
+            _close(fds)
+            raise
+        launch.pass_fds += fds
         result = await _execute(launch, stdin, self.settings)
         self._check_started(result)
         return result
@@ -216,7 +243,15 @@ class Sandbox(ABC):
             )
 
     @abstractmethod
-    async def _prepare(self, argv: list[str], workspace: Path) -> _Launch:
+    async def _prepare(
+        self,
+        argv: list[str],
+        workspace: Path,
+        *,
+        writable: bool,
+        env: dict[str, str],
+        binds: Sequence[tuple[Path, str]] = (),
+    ) -> _Launch:
         """The launch for argv."""
 
     def _check_started(self, result: SandboxResult) -> None:  # noqa: B027 (optional hook)
@@ -288,7 +323,15 @@ class BubblewrapSandbox(Sandbox):
         relative = target.relative_to(workspace).as_posix()
         return WORKDIR if relative == "." else f"{WORKDIR}/{relative}"
 
-    async def _prepare(self, argv: list[str], workspace: Path) -> _Launch:
+    async def _prepare(
+        self,
+        argv: list[str],
+        workspace: Path,
+        *,
+        writable: bool,
+        env: dict[str, str],
+        binds: Sequence[tuple[Path, str]] = (),
+    ) -> _Launch:
         if self.as_root:
             await asyncio.to_thread(_hand_over, workspace, self.uid, self.uid)
         passwd = f"sandbox:x:{self.uid}:{self.uid}:sandbox:{WORKDIR}:/bin/sh\n"
@@ -329,9 +372,11 @@ class BubblewrapSandbox(Sandbox):
         bw += ["--proc", "/proc", "--dev", "/dev"]
         bw += [*sized, "--perms", "1777", "--tmpfs", "/dev/shm"]
         bw += [*sized, "--perms", "1777", "--tmpfs", "/tmp"]
-        bw += ["--bind", str(workspace), WORKDIR, "--chdir", WORKDIR]
-        bw += ["--remount-ro", "/"]
-        for name, value in self._env(WORKDIR).items():
+        bw += ["--bind" if writable else "--ro-bind", str(workspace), WORKDIR]
+        for host, inside in binds:
+            bw += ["--ro-bind", str(host), inside]
+        bw += ["--chdir", WORKDIR, "--remount-ro", "/"]
+        for name, value in (self._env(WORKDIR) | env).items():
             bw += ["--setenv", name, value]
         if self.as_root:
             # bwrap keeps only these two capabilities for setpriv, which gives them up
@@ -369,19 +414,30 @@ class UnsafeSandbox(Sandbox):
     """A plain child process in the workspace with a cleared environment and rlimits, and
     nothing else: it can read and write whatever autonoma can, and reach the network. Only
     for hosts without bubblewrap, on the person's explicit choice. When autonoma is root
-    the process limit does not hold (the kernel exempts root from RLIMIT_NPROC)."""
+    the process limit does not hold (the kernel exempts root from RLIMIT_NPROC), and a
+    read-only workspace (`writable=False`) is not enforced."""
 
     name = "unsafe"
     isolated = False
 
-    async def _prepare(self, argv: list[str], workspace: Path) -> _Launch:
+    async def _prepare(
+        self,
+        argv: list[str],
+        workspace: Path,
+        *,
+        writable: bool,
+        env: dict[str, str],
+        binds: Sequence[tuple[Path, str]] = (),
+    ) -> _Launch:
         nproc = None
         if os.geteuid() != 0:
             # without a user namespace RLIMIT_NPROC counts every process of the user
             nproc = await asyncio.to_thread(_count_processes, os.getuid())
             nproc += self.settings.processes
         return _Launch(
-            argv=[*self._limits(nproc), *argv], env=self._env(str(workspace)), cwd=str(workspace)
+            argv=[*self._limits(nproc), *argv],
+            env=self._env(str(workspace)) | env,
+            cwd=str(workspace),
         )
 
 
@@ -603,6 +659,27 @@ def _interpreter_binds(python: str) -> list[str]:
     for parent in reversed(prefix.parents[:-1]):
         args += ["--perms", "0755", "--dir", str(parent)]
     return [*args, "--ro-bind", str(prefix), str(prefix)]
+
+
+def _close(fds: Sequence[int]) -> None:
+    for fd in fds:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _checked_env(env: Mapping[str, str]) -> dict[str, str]:
+    for name, value in env.items():
+        if not _ENV_NAME.fullmatch(name):
+            raise SandboxError(
+                f"cannot set the environment variable {name!r} in the sandbox: a name is "
+                "letters, digits and underscores, not starting with a digit"
+            )
+        if "\0" in value:
+            raise SandboxError(f"the environment variable {name} holds a NUL character")
+    return dict(env)
 
 
 def _data_fd(text: str) -> int:
