@@ -67,3 +67,19 @@ async def test_a_sentence_past_the_models_input_limit_is_not_ignored(tmp_path: P
     relevance = RetrievalWeights(recency=0, importance=0, relevance=1)
     ranked = await memory.retrieve("Where is the boathouse key hidden?", k=3, weights=relevance)
     assert ranked[0].record.text == record  # above the same text without the key sentence
+
+
+async def test_loading_the_model_prints_nothing(capfd: pytest.CaptureFixture[str]) -> None:
+    """The CLI's live view owns the terminal: no progress bar or log line of the libraries'
+    (transformers draws "Loading weights: 100%|██| 103/103" unless told not to)."""
+    from transformers.utils import logging as transformers_logging
+
+    bars = transformers_logging.is_progress_bar_enabled()
+    verbosity = transformers_logging.get_verbosity()
+    capfd.readouterr()
+    model = await MiniLMEmbedder()._load()
+    assert model.max_seq_length == 256
+    assert capfd.readouterr() == ("", "")
+    # and the libraries' settings are as they were
+    assert transformers_logging.is_progress_bar_enabled() == bars
+    assert transformers_logging.get_verbosity() == verbosity

