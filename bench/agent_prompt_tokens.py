@@ -158,7 +158,7 @@ async def main() -> None:
     )
     steps = trajectory(args.steps)
     autogpt_system = autogpt_system_prompt()
-    ours_system = agent.system_prompt(run, IDENTITY, workspace, BudgetSpent())
+    ours_system = agent.system_prompt(run, IDENTITY)
     rows: list[dict[str, Any]] = []
     try:
         system_tokens = {

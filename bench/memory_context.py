@@ -117,10 +117,12 @@ async def report(store: RunStore, run_id: str, real: EmbeddedModel, **extra: Any
     events = store.events(run_id)
     run = store.get_run(run_id)
     tokens = [s.prompt_tokens for s in steps if s.prompt_tokens]
-    agent = Agent(real, default_tools(memory=True), store, config=AgentConfig(continuous=True))
+    agent = Agent(
+        real, default_tools(memory=True), store, config=AgentConfig(checks=False, continuous=True)
+    )
     identity = AgentIdentity.model_validate(run.identity)
     workspace = Workspace(Path(run.workspace))
-    system = {"role": "system", "content": agent.system_prompt(run, identity, workspace, run.spent)}
+    system = {"role": "system", "content": agent.system_prompt(run, identity)}
     baseline = []
     for n in range(10, len(steps) + 1, 10):
         history = "\n\n".join(step_text(s, 4000) for s in steps[: n - 1])
@@ -135,7 +137,7 @@ async def report(store: RunStore, run_id: str, real: EmbeddedModel, **extra: Any
             "steps": len(tokens),
             "status": run.status,
             "context_window": real.context_window,
-            "answer_tokens": AgentConfig().max_answer_tokens,
+            "answer_tokens": AgentConfig(checks=False).max_answer_tokens,
             "prompt_tokens": tokens,
             "max_prompt_tokens": max(tokens),
             "mean_prompt_tokens_last_50": round(sum(tokens[-50:]) / len(tokens[-50:]), 1),
@@ -175,7 +177,10 @@ async def main() -> None:
         store = RunStore(directory / "runs.db")
         model = ScriptedAgentRealMemory(real)
         settings = RunSettings(
-            model=args.model, continuous=True, limits=BudgetLimits(max_steps=args.steps)
+            checks=False,
+            model=args.model,
+            continuous=True,
+            limits=BudgetLimits(max_steps=args.steps),
         )
         run, _ = await create_run(
             store, model, "Keep a notebook on river birds", settings,

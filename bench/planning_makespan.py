@@ -471,6 +471,7 @@ async def run_planned(
         store = RunStore(Path(tmp) / "runs.db")
         registry = default_tools(memory=False)
         settings = RunSettings(
+            checks=False,
             model=f"openai:fake@{base_url}",
             continuous=True,
             memory=False,
@@ -507,7 +508,9 @@ async def _run_planned_in(
     )
 
     def make_agent(limits: BudgetLimits) -> Agent:
-        return Agent(model, registry, store, config=AgentConfig(limits=limits, continuous=True))
+        return Agent(
+            model, registry, store, config=AgentConfig(checks=False, limits=limits, continuous=True)
+        )
 
     async def once(graph: TaskGraph) -> tuple[float, float, Any]:
         run, _ = await create_run(

@@ -58,6 +58,7 @@ async def run_goal(
     goal.setup(workspace)
     store = RunStore(root / "runs.db")
     settings = RunSettings(
+        checks=False,
         model=spec,
         limits=BudgetLimits(max_steps=args.max_steps),
         continuous=True,
@@ -221,7 +222,11 @@ async def run_trace(trace: Trace, root: Path) -> dict[str, Any]:
     store = RunStore(root / f"{trace.name}.db")
     model = ScriptedModel([*trace.script, *FINISH])
     settings = RunSettings(
-        model="scripted", limits=BudgetLimits(max_steps=30), continuous=True, memory=False
+        checks=False,
+        model="scripted",
+        limits=BudgetLimits(max_steps=30),
+        continuous=True,
+        memory=False,
     )
     identity = AgentIdentity(name=NAME, role=ROLE, goals=[SCRIPTED_GOAL])
     run, _ = await create_run(

@@ -1,5 +1,6 @@
-"""Answers to the requests memory makes (importance ratings, rolling summaries, reflection
-questions and insights), for tests whose scripted model or fake server plays the agent."""
+"""Answers to the requests made beside the agent's steps (memory's importance ratings, rolling
+summaries, reflection questions and insights; acceptance checks and their judge), for tests
+whose scripted model or fake server plays the agent."""
 
 from __future__ import annotations
 
@@ -24,6 +25,12 @@ def memory_answer(schema: dict[str, Any] | None, prompt: str, rating: int = 5) -
         return json.dumps(
             {"insights": [{"insight": "The agent works step by step.", "because_of": [1]}]}
         )
+    if "checks" in props:  # one check any goal implies: the work leaves a file behind
+        check = {"goal": 0, "what": "the workspace holds a file", "kind": "code",
+                 "code": "import os\nassert os.listdir('.'), 'the workspace is empty'"}  # fmt: skip
+        return json.dumps({"checks": [check]})
+    if "passed" in props and "why" in props:
+        return json.dumps({"passed": True, "why": "it meets the criterion"})
     if schema is None and "running summary" in prompt:
         return "The agent has been working; summary kept short."
     return None

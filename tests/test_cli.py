@@ -114,8 +114,11 @@ def test_run_json_completes_and_prints_only_the_result(home: Path, server: FakeO
     assert outcome["status"] == "completed"
     assert outcome["reason"] == "haiku.txt has three lines"
     assert outcome["files"] == ["haiku.txt"]
-    # the identity, three steps, and one importance rating of the steps saved to memory
-    assert outcome["totals"]["steps"] == 3 and outcome["totals"]["tokens"] == 5 * 18
+    # the identity, the acceptance checks, three steps, and one importance rating of the
+    # steps saved to memory (the fake server charges 18 tokens a request)
+    assert outcome["totals"]["steps"] == 3 and outcome["totals"]["tokens"] == 6 * 18
+    assert "acceptance checks (before the work):" in result.stderr
+    assert "✓ all 1 acceptance checks pass" in result.stderr
     ratings = [body for body in server.requests if "ratings" in json.dumps(body)]
     assert len(ratings) == 1 and "write_file" in json.dumps(ratings[0])
     assert Path(outcome["workspace"], "haiku.txt").read_text() == HAIKU
@@ -169,6 +172,7 @@ def test_given_identity_skips_generation(home: Path, server: FakeOpenAI) -> None
         "write it",
         "--goal",
         "save it",
+        "--no-checks",
     )
     assert result.returncode == 0, result.stderr
     assert not any(is_identity_request(body) for body in server.requests)
@@ -185,7 +189,7 @@ def test_without_a_terminal_risky_commands_are_refused(home: Path, server: FakeO
     server.responder = scripted(
         [act("write_file", path="haiku.txt", text=HAIKU), act("task_complete", reason="blocked")]
     )
-    result = cli(home, "run", "Write a haiku", "--model", spec(server), "--json")
+    result = cli(home, "run", "Write a haiku", "--model", spec(server), "--json", "--no-checks")
     assert result.returncode == 0, result.stderr
     outcome = json.loads(result.stdout)
     assert outcome["files"] == []
@@ -198,7 +202,10 @@ def test_a_budget_stop_exits_3_and_resume_can_raise_the_limit(
     home: Path, server: FakeOpenAI
 ) -> None:
     server.responder = scripted([act("list_files", directory=".")])
-    result = cli(home, "run", "List forever", "--model", spec(server), "--max-steps", "2", "--json")
+    result = cli(
+        home, "run", "List forever", "--model", spec(server), "--max-steps", "2", "--json",
+        "--no-checks",
+    )  # fmt: skip
     assert result.returncode == 3
     outcome = json.loads(result.stdout)
     assert outcome["status"] == "budget_exhausted"
@@ -296,11 +303,14 @@ def test_show_prints_reflections_with_their_evidence(home: Path, server: FakeOpe
 
 def test_a_run_can_continue_an_earlier_runs_memory(home: Path, server: FakeOpenAI) -> None:
     server.responder = scripted([act("task_complete", reason="done")])
-    first = cli(home, "run", "Write a haiku", "--model", spec(server), "--continuous", "--json")
+    first = cli(
+        home, "run", "Write a haiku", "--model", spec(server), "--continuous", "--json",
+        "--no-checks",
+    )  # fmt: skip
     first_id = json.loads(first.stdout)["run_id"]
     second = cli(
         home, "run", "Write another", "--model", spec(server), "--continuous", "--json",
-        "--memory-of", first_id,
+        "--memory-of", first_id, "--no-checks",
     )  # fmt: skip
     assert second.returncode == 0, second.stderr
     second_id = json.loads(second.stdout)["run_id"]
@@ -428,3 +438,19 @@ def test_a_planned_run_runs_its_graph_and_shows_it(home: Path, server: FakeOpenA
         "--strategy is one of loop, plan"
         in cli(home, "run", "x", "--model", spec(server), "--strategy", "tree").stderr
     )
+
+
+def test_a_claim_the_checks_keep_refusing_ends_incomplete_with_exit_4(
+    home: Path, server: FakeOpenAI
+) -> None:
+    server.responder = scripted(
+        [act("list_files", directory="."), act("task_complete", reason="done")]
+    )
+    result = cli(home, "run", "Write a haiku", "--model", spec(server), "--continuous", "--json")
+    assert result.returncode == 4, result.stderr
+    outcome = json.loads(result.stdout)
+    assert outcome["status"] == "incomplete"
+    assert "the workspace holds a file FAILS" in outcome["reason"]
+    shown = cli(home, "show", outcome["run_id"])
+    assert "acceptance checks" in shown.stdout and "the workspace is empty" in shown.stdout
+    assert "incomplete" in shown.stdout

@@ -95,7 +95,9 @@ def test_without_bubblewrap_code_commands_are_not_offered_and_the_person_is_told
     from autonoma.agent.session import RunSettings, run_tools, tool_notices
     from autonoma.tools.settings import SandboxSettings
 
-    settings = RunSettings(model="scripted", tools=ToolSettings(sandbox=SandboxSettings()))
+    settings = RunSettings(
+        checks=False, model="scripted", tools=ToolSettings(sandbox=SandboxSettings())
+    )
     settings.tools.sandbox.backend = "docker"  # not available in this version: refused
     assert "execute_python" not in run_tools(settings, memory=False).names
     ((kind, data),) = tool_notices(settings)

@@ -30,6 +30,7 @@ def test_a_loop_ends_the_trial_and_the_next_one_finishes(home: Path, server: Fak
     result = cli(
         home, "run", "Write the answer to answer.txt", "--model", spec(server), "--continuous",
         "--no-memory", "--self-reflect", "--trials", "2", "--name", "AnswerGPT", "--json",
+        "--no-checks",
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     outcome = json.loads(result.stdout)

@@ -33,6 +33,7 @@ from autonoma.agent.session import (
 from autonoma.cli_view import (
     ConsoleApprover,
     LiveView,
+    checks_view,
     identity_panel,
     reflections_view,
     run_report,
@@ -124,7 +125,7 @@ def models_pull(name: str = typer.Argument(..., help="a registry model name")) -
 
 # -- runs -----------------------------------------------------------------------------------
 
-EXIT_CODES = {"completed": 0, "failed": 1, "budget_exhausted": 3, "stopped": 130}
+EXIT_CODES = {"completed": 0, "failed": 1, "budget_exhausted": 3, "incomplete": 4, "stopped": 130}
 
 
 def load_model(spec: str) -> Model:
@@ -345,6 +346,12 @@ def run(
         help="continuous runs: do not ask before risky commands once web or API content is "
         "in the context",
     ),
+    checks: bool = typer.Option(
+        True,
+        "--checks/--no-checks",
+        help="write acceptance checks from the goals before the work; task_complete is "
+        "accepted only when they pass",
+    ),
 ) -> None:
     """Pursue GOAL with an autonomous agent, showing each step live."""
     if not goal.strip():
@@ -389,6 +396,7 @@ def run(
             "pddl_domain": pddl_domain,
             "tot_rate": tot_rate,
             "tot_search": tot_search,
+            "checks": checks,
         }
     )
     check_placement(settings)  # an unreachable Ray cluster fails here, before the run exists
@@ -536,6 +544,9 @@ def show(
         )
     else:
         run_report(out, record, steps, totals)
+        checks = checks_view(store.events(run_id))
+        if checks is not None:
+            out.print(checks)
         if graph.tasks:
             out.print(Text("plan:", style="bold"))
             out.print(Text(neutralise_lines(render_tree(graph))))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import click
 from rich.console import Console
 from rich.panel import Panel
 from rich.status import Status
@@ -17,6 +18,7 @@ from rich.text import Text
 from rich.tree import Tree
 
 from autonoma.agent.approval import ApprovalRequest, Decision
+from autonoma.agent.checks import Check, checks_from_text, checks_to_text
 from autonoma.agent.display import command_line, neutralise, neutralise_lines
 from autonoma.memory.reflection import ReflectionTree
 from autonoma.runtime.budget import BudgetSpent
@@ -26,11 +28,21 @@ TASK_STYLE = {"done": "green", "failed": "red", "skipped": "dim", "pending": "ye
 
 STATUS_STYLE = {
     "completed": "green",
+    "incomplete": "yellow",
     "running": "cyan",
     "budget_exhausted": "yellow",
     "stopped": "yellow",
     "failed": "red",
 }
+
+
+def step_figures(data: dict[str, Any]) -> str:
+    """A step's answer as the server measured it: "prompt 912 (850 cached) 1.2 s, answer 6.1 s"."""
+    said = f"prompt {data.get('prompt_tokens', 0)} ({data.get('cached_tokens', 0)} cached)"
+    prompt_s, answer_s = data.get("prompt_seconds", 0), data.get("generation_seconds", 0)
+    if prompt_s or answer_s:
+        said += f" {prompt_s:.1f} s, answer {answer_s:.1f} s"
+    return said
 
 
 def short(text: str, limit: int) -> str:
@@ -146,6 +158,25 @@ class LiveView:
             self.console.print(Text(line, style="yellow"))
         elif event.kind == "step_intent":
             self._print_intent(event.step, data, label)
+        elif event.kind == "checks_writing":
+            self._status = self.console.status("writing acceptance checks from the goals…")
+            self._status.start()
+        elif event.kind in ("checks_written", "checks_edited"):
+            who = "the person's edit" if event.kind == "checks_edited" else "before the work"
+            self.console.print(Text(f"acceptance checks ({who}):", style="bold"))
+            for n, check in enumerate(data.get("checks", []), 1):
+                self.console.print(Text(f"  {n}. [{check['kind']}] {short(check['what'], 160)}"))
+            if data.get("discarded"):
+                sent = f"  {len(data['discarded'])} written and sent back (could not fail, broken)"
+                self.console.print(Text(sent, style="dim"))
+        elif event.kind == "checks_failed":
+            line = (
+                f"no acceptance checks ({short(data.get('error', ''), 200)}); task_complete "
+                "checks only that the files the goals name exist"
+            )
+            self.console.print(Text(line, style="yellow"))
+        elif event.kind == "checks_run":
+            self._print_checks(data)
         elif event.kind == "step_result":
             style = "green" if data.get("ok") else "red"
             mark = "→" if data.get("ok") else "✗"
@@ -165,10 +196,24 @@ class LiveView:
             line = f"step {event.step}: unusable answer: {short(data.get('error', ''), 300)}"
             self.console.print(Text(line, style="red"))
 
+    def _print_checks(self, data: dict[str, Any]) -> None:
+        results = data.get("results", [])
+        if data.get("passed"):
+            self.console.print(Text(f"  ✓ all {len(results)} acceptance checks pass", "green"))
+            return
+        failed = [(n, r) for n, r in enumerate(results, 1) if not r.get("passed")]
+        line = f"  ✗ {len(failed)} of {len(results)} acceptance checks fail"
+        self.console.print(Text(line, style="red"))
+        for n, result in failed:
+            said = short(f"{result.get('what', '')}: {result.get('output', '')}", 240)
+            self.console.print(Text(f"    {n}. {said}", style="red"))
+
     def _print_intent(self, step: int | None, data: dict[str, Any], label: str | None) -> None:
         thoughts = data.get("thoughts", {})
         header = Text(f"{label} · step {step}" if label else f"step {step}", style="bold cyan")
         header.append(f"  {data.get('tokens', 0)} tokens · ${data.get('usd', 0.0):.4f}", "dim")
+        if data.get("prompt_tokens"):
+            header.append(f" · {step_figures(data)}", "dim")
         self.console.print(header)
         for label in ("text", "reasoning", "plan", "criticism"):
             if thoughts.get(label):
@@ -197,6 +242,34 @@ class ConsoleApprover:
             self.console.input, "[y]es / [n]o / y N (approve N in a row) / or type feedback: "
         )
         return parse_answer(answer)
+
+    async def review_checks(self, checks: list[Check]) -> list[Check]:
+        """The acceptance checks the model wrote, shown before the work: kept, dropped, or
+        edited in $EDITOR (the header-and-code format of `checks_to_text`)."""
+        self.console.print(Text("\nAcceptance checks, written before the work:", style="bold"))
+        for n, check in enumerate(checks, 1):
+            self.console.print(Text(f"  {n}. {neutralise(check.label())}"))
+            for line in check.code.strip().splitlines():
+                self.console.print(Text(f"       {neutralise(line)}", style="dim"))
+        while True:
+            answer = await asyncio.to_thread(
+                self.console.input, "use them? [y]es / [e]dit / [n]o checks: "
+            )
+            choice = answer.strip().lower()
+            if choice in ("", "y", "yes"):
+                return checks
+            if choice in ("n", "no"):
+                return []
+            if choice in ("e", "edit"):
+                edited = await asyncio.to_thread(
+                    click.edit, checks_to_text(checks), extension=".py"
+                )
+                if edited is None:  # closed without saving
+                    return checks
+                try:
+                    return checks_from_text(edited)
+                except ValueError as error:
+                    self.console.print(Text(f"  not used: {error}", style="red"))
 
     async def ask(self, question: str) -> str | None:
         """The agent's question (`ask_person`), answered at the terminal."""
@@ -274,7 +347,7 @@ def task_report(console: Console, run: RunRecord, steps: list[StepRecord]) -> No
 
 def steps_table(steps: list[StepRecord]) -> Table:
     table = Table()
-    for column in ("#", "status", "command", "result"):
+    for column in ("#", "status", "command", "result", "prompt (cached)", "s prompt+answer"):
         table.add_column(column)
     for step in steps:
         table.add_row(
@@ -282,7 +355,42 @@ def steps_table(steps: list[StepRecord]) -> Table:
             step.status,
             Text(short(command_line(step.command, step.arguments), 60)),
             Text(short(step.observation or "", 80), style="green" if step.ok else "red"),
+            f"{step.prompt_tokens} ({step.cached_tokens})",
+            f"{step.prompt_seconds:.1f}+{step.generation_seconds:.1f}",
         )
+    return table
+
+
+def checks_view(events: list[EventRecord]) -> Table | None:
+    """The run's acceptance checks, each with its latest result (None without checks)."""
+    checks: list[dict[str, Any]] = []
+    results: list[dict[str, Any]] = []
+    edited = False
+    for event in events:
+        if event.kind in ("checks_written", "checks_edited"):
+            checks, results = list(event.data.get("checks", [])), []
+            edited = event.kind == "checks_edited"
+        elif event.kind == "checks_run" or (
+            event.kind == "run_finished" and "acceptance" in event.data
+        ):
+            data = event.data.get("acceptance", event.data)
+            results = list(data.get("results", []))
+    if not checks:
+        return None
+    title = "acceptance checks" + (" (edited by the person)" if edited else "")
+    table = Table(title=title)
+    for column in ("#", "kind", "checks", "latest result"):
+        table.add_column(column)
+    verdicts = {r.get("what"): r for r in results}
+    for n, check in enumerate(checks, 1):
+        found = verdicts.get(check["what"])
+        if found is None:
+            result = Text("not run", style="dim")
+        elif found.get("passed"):
+            result = Text("passes", style="green")
+        else:
+            result = Text(short(f"fails: {found.get('output', '')}", 120), style="red")
+        table.add_row(str(n), check["kind"], Text(short(check["what"], 80)), result)
     return table
 
 

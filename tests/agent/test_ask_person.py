@@ -31,7 +31,7 @@ async def ask_once(tmp_path: Path, approver: object, continuous: bool = False) -
     model = ScriptedModel(
         [act("ask_person", question="Which colour?"), act("task_complete", reason="asked")]
     )
-    settings = RunSettings(model="scripted", memory=False)
+    settings = RunSettings(checks=False, model="scripted", memory=False)
     run, _ = await create_run(
         store, model, "Paint", settings, workspace=tmp_path / "ws", identity=IDENTITY
     )
@@ -39,7 +39,7 @@ async def ask_once(tmp_path: Path, approver: object, continuous: bool = False) -
         model,
         run_tools(settings, memory=False),
         store,
-        config=AgentConfig(continuous=continuous),
+        config=AgentConfig(checks=False, continuous=continuous),
         approver=approver,  # type: ignore[arg-type]
     )
     await agent.run(run.id)
@@ -60,9 +60,9 @@ async def test_no_answer_or_no_one_to_ask_says_so(tmp_path: Path) -> None:
 
 
 def test_continuous_runs_do_not_offer_ask_person() -> None:
-    approval = RunSettings(model="scripted")
-    continuous = RunSettings(model="scripted", continuous=True)
+    approval = RunSettings(checks=False, model="scripted")
+    continuous = RunSettings(checks=False, model="scripted", continuous=True)
     assert "ask_person" in run_tools(approval, memory=False).names
     assert "ask_person" not in run_tools(continuous, memory=False).names
-    only_files = RunSettings(model="scripted", tools=ToolSettings(groups=[]))
+    only_files = RunSettings(checks=False, model="scripted", tools=ToolSettings(groups=[]))
     assert run_tools(only_files, memory=False).names == default_tools().names

@@ -58,7 +58,11 @@ async def start(
     goal: str = "Write a haiku",
 ) -> Any:
     settings = RunSettings(
-        model="scripted", limits=limits or BudgetLimits(), continuous=continuous, memory=False
+        checks=False,
+        model="scripted",
+        limits=limits or BudgetLimits(),
+        continuous=continuous,
+        memory=False,
     )
     run, _ = await create_run(
         store,
@@ -115,12 +119,15 @@ async def test_the_request_carries_the_action_schema_and_system_prompt(
     await start(store, model, tmp_path)
     request = model.requests[0]
     assert request.mode == "json_schema"
-    settings = RunSettings(model="scripted", continuous=True, memory=False)
+    settings = RunSettings(checks=False, model="scripted", continuous=True, memory=False)
     assert request.schema == action_schema(run_tools(settings, memory=False))
     system = request.messages[0].content
     assert request.messages[0].role == "system"
-    for expected in ("HaikuGPT", "Write a haiku about autumn", "write_file(path: string", "left"):
+    for expected in ("HaikuGPT", "Write a haiku about autumn", "write_file(path: string"):
         assert expected in system
+    # what changes from step to step is at the end, not in the system prompt a cache keeps
+    assert "Budget:" not in system and "30 steps" not in system
+    assert "Budget: 30 steps left" in request.messages[1].content
 
 
 async def test_a_tool_error_is_fed_back_verbatim_and_the_run_goes_on(
@@ -151,8 +158,8 @@ async def test_a_repeated_identical_step_is_pointed_out(store: RunStore, tmp_pat
         ]
     )
     await start(store, model, tmp_path)
-    assert "same command gave the same result" not in user_texts(model, 1)
-    assert "The same command gave the same result at step 1" in user_texts(model, 2)
+    assert "the same command with the same result" not in user_texts(model, 1)
+    assert "Step 2 repeated step 1: the same command with the same result" in user_texts(model, 2)
 
 
 async def test_completion_is_refused_until_the_named_file_exists(
@@ -179,10 +186,12 @@ async def test_completion_is_refused_until_the_named_file_exists(
     ]
     assert "refused: haiku.txt does not exist" in (steps[0].observation or "")
     assert "refused: haiku.txt is empty" in (steps[2].observation or "")
-    # Each step names the files the goals ask for and how far each has got.
-    assert "The files your goals name: haiku.txt." in user_texts(model, 0)
-    assert "The workspace holds: haiku.txt.\n" in user_texts(model, 2)  # empty: no count
-    assert "The workspace holds: haiku.txt. haiku.txt holds 3 lines." in user_texts(model, 4)
+    # Each step says which files the goals name are still missing or empty, never a line
+    # count a small model would take for success.
+    assert "Not there yet: haiku.txt does not exist yet." in user_texts(model, 0)
+    assert "Not there yet: haiku.txt is empty." in user_texts(model, 2)
+    assert "Not there yet" not in user_texts(model, 4)
+    assert "holds 3 lines" not in user_texts(model, 4)
 
 
 async def test_long_tool_output_is_cut_with_a_note(store: RunStore, tmp_path: Path) -> None:
@@ -357,7 +366,7 @@ async def test_an_unreachable_model_fails_the_run_and_leaves_it_resumable(
 
 
 async def test_an_interrupted_step_is_reported_never_rerun(store: RunStore, tmp_path: Path) -> None:
-    settings = RunSettings(model="scripted", continuous=True, memory=False)
+    settings = RunSettings(checks=False, model="scripted", continuous=True, memory=False)
     model = ScriptedModel([act("task_complete", reason="checked, done")])
     run, _ = await create_run(
         store, model, "append a line", settings, workspace=tmp_path / "ws", identity=IDENTITY
@@ -398,7 +407,7 @@ async def test_cancelling_stops_the_run_resumably(store: RunStore, tmp_path: Pat
     tools = default_tools()
     tools.add(wait_a_minute)
     model = ScriptedModel([act("wait_a_minute")])
-    settings = RunSettings(model="scripted", continuous=True, memory=False)
+    settings = RunSettings(checks=False, model="scripted", continuous=True, memory=False)
     run, _ = await create_run(
         store, model, "wait", settings, workspace=tmp_path / "ws", identity=IDENTITY
     )
@@ -439,7 +448,9 @@ async def test_an_unusable_identity_answer_falls_back_to_the_goal() -> None:
 
 async def test_an_empty_goal_is_refused(store: RunStore, tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="the goal is empty"):
-        await create_run(store, ScriptedModel([]), "   ", RunSettings(), workspace=tmp_path)
+        await create_run(
+            store, ScriptedModel([]), "   ", RunSettings(checks=False), workspace=tmp_path
+        )
 
 
 def test_the_action_schema_admits_only_listed_commands_with_typed_arguments() -> None:

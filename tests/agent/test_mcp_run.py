@@ -23,7 +23,11 @@ async def start(tmp_path: Path, servers: list[McpServer], answers: list[object])
     store = RunStore(tmp_path / "runs.db")
     model = ScriptedModel(answers)
     settings = RunSettings(
-        model="scripted", continuous=True, memory=False, tools=ToolSettings(groups=[], mcp=servers)
+        checks=False,
+        model="scripted",
+        continuous=True,
+        memory=False,
+        tools=ToolSettings(groups=[], mcp=servers),
     )
     run, _ = await create_run(
         store, model, "Add numbers", settings, workspace=tmp_path / "ws", identity=IDENTITY

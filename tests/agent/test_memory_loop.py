@@ -73,6 +73,7 @@ async def start(
 ) -> Any:
     model = ScriptedModel(agentish)
     run_settings = RunSettings(
+        checks=False,
         model="scripted",
         continuous=True,
         limits=BudgetLimits(max_steps=max_steps),

@@ -20,7 +20,11 @@ async def test_a_repeated_command_is_detected_stored_and_shown(tmp_path: Path) -
     store = RunStore(tmp_path / "runs.db")
     model = ScriptedModel([act("list_files")] * 4)
     settings = RunSettings(
-        model="scripted", continuous=True, memory=False, limits=BudgetLimits(max_steps=4)
+        checks=False,
+        model="scripted",
+        continuous=True,
+        memory=False,
+        limits=BudgetLimits(max_steps=4),
     )
     run, _ = await create_run(
         store, model, "Tidy up", settings, workspace=tmp_path / "ws", identity=IDENTITY
@@ -61,7 +65,9 @@ async def test_a_detected_loop_is_reflected_on_and_the_lesson_stays_in_view(
             act("task_complete", reason="tidy.txt is written"),
         ]
     )
-    settings = RunSettings(model="scripted", continuous=True, memory=False, self_reflect=True)
+    settings = RunSettings(
+        checks=False, model="scripted", continuous=True, memory=False, self_reflect=True
+    )
     run, _ = await create_run(
         store,
         model,

@@ -47,7 +47,7 @@ async def main():
     tools = default_tools(); tools.add(slow_write)
     model = ScriptedModel(answer)
     identity = AgentIdentity(name="FruitGPT", role="fruit", goals=["fruit.md"])
-    settings = RunSettings(continuous=True, memory=False, strategy="plan", model="scripted")
+    settings = RunSettings(checks=False, continuous=True, memory=False, strategy="plan", model="scripted")
     run, _ = await create_run(store, model, "fruit notes in fruit.md", settings,
                               workspace=home / "ws", identity=identity, tools=tools)
     print("RUN", run.id, flush=True)

@@ -113,6 +113,7 @@ async def planned_run(
 ) -> tuple[RunStore, RunOutcome, list[EventRecord]]:
     store = store or RunStore(root / "runs.db")
     options = RunSettings(
+        checks=False,
         model=f"openai:fake@{server.base_url}",
         continuous=True,
         memory=False,
@@ -250,6 +251,7 @@ async def test_a_risky_command_on_a_worker_is_approved_on_the_driver(
         server.responder = Planner(one, {"t1": STEPS["t1"]})
         store = RunStore(tmp_path / "runs.db")
         settings = RunSettings(
+            checks=False,
             model=f"openai:fake@{server.base_url}",
             memory=False,
             strategy="plan",
@@ -411,7 +413,7 @@ async def test_a_worker_has_the_runs_tools_asks_the_driver_and_reflects(
 ) -> None:
     from autonoma.agent.session import open_sandbox
 
-    if open_sandbox(RunSettings())[0] is None:
+    if open_sandbox(RunSettings(checks=False))[0] is None:
         pytest.skip("no sandbox here (bubblewrap): the code commands are not offered")
     plan = {
         "tasks": [

@@ -24,7 +24,12 @@ async def test_a_pddl_planned_run_does_the_solvers_actions_in_order(tmp_path: Pa
     model = ScriptedModel([{"problem": PROBLEM}, *steps])
     store = RunStore(tmp_path / "runs.db")
     settings = RunSettings(
-        model="scripted", continuous=True, memory=False, strategy="plan", planner="pddl"
+        checks=False,
+        model="scripted",
+        continuous=True,
+        memory=False,
+        strategy="plan",
+        planner="pddl",
     )
     run, _ = await create_run(
         store, model, GOAL, settings, workspace=tmp_path / "ws", identity=IDENTITY
@@ -39,9 +44,11 @@ async def test_a_pddl_planned_run_does_the_solvers_actions_in_order(tmp_path: Pa
 
 def test_the_planner_setting_chooses_the_planner(tmp_path: Path) -> None:
     model = ScriptedModel([])
-    assert type(make_planner(model, RunSettings(model="scripted"))) is Decomposer
-    tot = make_planner(model, RunSettings(model="scripted", planner="tot", tot_k=4))
+    assert type(make_planner(model, RunSettings(checks=False, model="scripted"))) is Decomposer
+    tot = make_planner(model, RunSettings(checks=False, model="scripted", planner="tot", tot_k=4))
     assert isinstance(tot, ToTDecomposer) and tot.k == 4
-    missing = RunSettings(model="scripted", planner="pddl", pddl_domain=str(tmp_path / "x.pddl"))
+    missing = RunSettings(
+        checks=False, model="scripted", planner="pddl", pddl_domain=str(tmp_path / "x.pddl")
+    )
     with pytest.raises(ConfigError, match="cannot read the PDDL domain"):
         make_planner(model, missing)

@@ -49,6 +49,7 @@ async def test_each_step_offers_the_core_and_the_tools_closest_to_the_task(
     )
     store = RunStore(tmp_path / "runs.db")
     settings = RunSettings(
+        checks=False,
         model="scripted",
         continuous=True,
         memory=False,
@@ -94,7 +95,7 @@ async def test_below_the_threshold_every_tool_is_offered(tmp_path: Path) -> None
     registry = ToolRegistry([*CORE_TOOLS, *(lookup_tool(t) for t in TOPICS[:5])])
     model = ScriptedModel([act("task_complete", reason="nothing to do")])
     store = RunStore(tmp_path / "runs.db")
-    settings = RunSettings(model="scripted", continuous=True, memory=False)
+    settings = RunSettings(checks=False, model="scripted", continuous=True, memory=False)
     run, _ = await create_run(
         store, model, "Nothing", settings, workspace=tmp_path / "ws", identity=IDENTITY
     )
@@ -117,6 +118,7 @@ async def test_the_hint_is_asked_once_a_run_and_a_failed_hint_is_no_failure(
     )
     store = RunStore(tmp_path / "runs.db")
     settings = RunSettings(
+        checks=False,
         model="scripted",
         continuous=True,
         memory=False,

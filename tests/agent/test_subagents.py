@@ -48,6 +48,7 @@ class Office:
 async def start(tmp_path: Path, office: Office, max_steps: int = 30) -> tuple[RunStore, Any]:
     store = RunStore(tmp_path / "runs.db")
     settings = RunSettings(
+        checks=False,
         model="scripted",
         continuous=True,
         memory=False,

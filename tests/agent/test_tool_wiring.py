@@ -28,7 +28,7 @@ async def test_default_tools_work_in_a_run(tmp_path: Path) -> None:
         ]
     )
     store = RunStore(tmp_path / "runs.db")
-    settings = RunSettings(model="scripted", continuous=True, memory=False)
+    settings = RunSettings(checks=False, model="scripted", continuous=True, memory=False)
     run, _ = await create_run(
         store, model, "Write squares.txt", settings, workspace=tmp_path / "ws", identity=IDENTITY
     )

@@ -39,7 +39,7 @@ async def agent_run(
 
     store = RunStore(tmp_path / "runs.db")
     model = ScriptedModel(answers)
-    settings = RunSettings(model="scripted", continuous=continuous, memory=False)
+    settings = RunSettings(checks=False, model="scripted", continuous=continuous, memory=False)
     run, _ = await create_run(
         store, model, "Keep notes", settings, workspace=tmp_path / "ws", identity=IDENTITY
     )
@@ -51,7 +51,9 @@ async def agent_run(
         model,
         tools,
         store,
-        config=AgentConfig(continuous=continuous, approve_after_untrusted=approve_after_untrusted),
+        config=AgentConfig(
+            checks=False, continuous=continuous, approve_after_untrusted=approve_after_untrusted
+        ),
         approver=approver,
         listeners=[events.append],
     )
@@ -164,7 +166,9 @@ async def test_resume_remembers_that_outside_content_came_in(tmp_path: Path) -> 
     tools = default_tools()
     tools.add(fetch)
     store.set_status(run_id, "running", "")
-    agent = Agent(model, tools, store, config=AgentConfig(continuous=True), approver=approver)
+    agent = Agent(
+        model, tools, store, config=AgentConfig(checks=False, continuous=True), approver=approver
+    )
     await agent.run(run_id)
     assert [r.command for r in asked] == ["delete_file"]
     assert asked[0].reason.endswith("step 1")

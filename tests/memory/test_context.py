@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from typing import Any
@@ -10,6 +11,8 @@ import pytest
 
 from autonoma.memory.context import (
     ContextLimits,
+    Recollection,
+    assemble,
     build_context,
     rough_tokens,
     summary_line,
@@ -122,7 +125,10 @@ def test_an_exact_repeat_is_pointed_out() -> None:
     ]
     content = build_context(SYSTEM, steps, CLOSING)[1]["content"]
     assert content.count("Repeating it will not help") == 1
-    assert "The same command gave the same result at step 1." in content.split("Step 3:")[1]
+    assert "(Step 3 repeated step 1: the same command with the same result." in content
+    fourth = make_step(1).model_copy(update={"n": 4})
+    content = build_context(SYSTEM, [*steps, fourth], CLOSING)[1]["content"]
+    assert "(Step 4 repeated steps 1, 3: the same command with the same result." in content
 
 
 def test_only_max_recent_steps_are_verbatim_and_older_ones_are_summarised() -> None:
@@ -131,12 +137,13 @@ def test_only_max_recent_steps_are_verbatim_and_older_ones_are_summarised() -> N
     messages = build_context(SYSTEM, steps, CLOSING, limits)
     assert_well_formed(messages)
 
-    assert verbatim_steps(messages) == [16, 17, 18, 19, 20]
+    # steps age out four at a time: 20 steps leave 16 summarised and 4 verbatim
+    assert verbatim_steps(messages) == [17, 18, 19, 20]
     summary = summary_of(messages)
     assert summary is not None
-    assert summary.startswith("Earlier steps, summarised (15 steps):")
+    assert summary.startswith("Earlier steps, summarised (16 steps):")
     assert "left out" not in summary
-    assert [int(n) for n in SUMMARY_LINE.findall(summary)] == list(range(1, 16))
+    assert [int(n) for n in SUMMARY_LINE.findall(summary)] == list(range(1, 17))
     assert (
         'step 1: write_file {"path": "file-1.txt", "text": "content 1"} '
         "-> wrote 9 characters to file-1.txt"
@@ -309,3 +316,37 @@ def test_summary_line_is_one_short_line() -> None:
         'step 8: write_file {"path": "file-8.txt", "text": "content 8"} '
         "-> wrote 9 characters to file-8.txt"
     )
+
+
+def prompt_before_request(messages: list[dict[str, Any]]) -> str:
+    return messages[0]["content"] + messages[1]["content"].removesuffix(CLOSING)
+
+
+@pytest.mark.parametrize("observation_chars", [0, 900])
+def test_each_prompt_begins_with_the_last_one_except_at_folds(observation_chars: int) -> None:
+    """The prefix a prompt cache reuses: step n's prompt starts with step n-1's (all of it but
+    the request), except when the oldest verbatim steps age out, four at a time."""
+    limits = ContextLimits(max_tokens=6000)
+    steps = steps_with(40, observation_chars)
+    changed = []
+    previous = prompt_before_request(build_context(SYSTEM, steps[:1], CLOSING, limits))
+    for n in range(2, 41):
+        messages = build_context(SYSTEM, steps[:n], CLOSING, limits)
+        assert 1 <= len(verbatim_steps(messages)) <= limits.max_recent_steps
+        now = prompt_before_request(messages)
+        if not now.startswith(previous.removesuffix("\n\n")):
+            changed.append(n)
+        previous = now
+    assert changed, "the window must fold at some point"
+    gaps = [b - a for a, b in itertools.pairwise(changed)]
+    assert all(gap >= limits.fold_steps for gap in gaps), changed
+
+
+def test_the_head_comes_first_and_memory_after_the_steps() -> None:
+    recalled = Recollection(memories=["notes.txt held a shopping list"])
+    messages = assemble(
+        SYSTEM, steps_with(2), CLOSING, head="Checks:\n1. a.txt exists", recalled=recalled
+    ).messages
+    content = messages[1]["content"]
+    assert content.startswith("Checks:\n1. a.txt exists\n\nYour latest steps:")
+    assert content.index("Step 2:") < content.index("shopping list") < content.index(CLOSING)

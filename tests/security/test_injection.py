@@ -43,6 +43,7 @@ async def test_a_page_ordering_a_delete_and_an_upload_gets_neither(tmp_path: Pat
         )
         store = RunStore(tmp_path / "runs.db")
         settings = RunSettings(
+            checks=False,
             model="scripted",
             continuous=True,  # no approval asked for anything, in general
             memory=False,

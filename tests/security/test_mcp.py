@@ -38,7 +38,7 @@ async def run_agent_with(
     store = RunStore(tmp_path / "runs.db")
     model = ScriptedModel(answers)
     settings = RunSettings(
-        model="scripted", continuous=config.get("continuous", True), memory=False
+        checks=False, model="scripted", continuous=config.get("continuous", True), memory=False
     )
     run, _ = await create_run(
         store, model, "Keep notes", settings, workspace=tmp_path / "ws", identity=IDENTITY
@@ -48,7 +48,9 @@ async def run_agent_with(
     for t in mcp_tools:
         tools.add(t)
     approver = config.pop("approver", None)
-    await Agent(model, tools, store, config=AgentConfig(**config), approver=approver).run(run.id)
+    await Agent(
+        model, tools, store, config=AgentConfig(checks=False, **config), approver=approver
+    ).run(run.id)
     return model, store, run.id
 
 

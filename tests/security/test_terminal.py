@@ -29,7 +29,7 @@ async def test_escapes_from_a_tool_are_shown_not_obeyed(tmp_path: Path) -> None:
     console = Console(file=screen, force_terminal=False, width=200, color_system=None)
     model = ScriptedModel([act("noisy"), act("task_complete", reason="printed \x1b[31mred\x1b[0m")])
     store = RunStore(tmp_path / "runs.db")
-    settings = RunSettings(model="scripted", continuous=True, memory=False)
+    settings = RunSettings(checks=False, model="scripted", continuous=True, memory=False)
     run, _ = await create_run(
         store, model, "Print", settings, workspace=tmp_path / "ws", identity=IDENTITY
     )

@@ -14,17 +14,28 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from autonoma.agent.acceptance import Acceptance
 from autonoma.agent.action import Action, action_schema, parse_action
 from autonoma.agent.approval import ApprovalRequest, Approver, Decision, RefuseWithoutTerminal
-from autonoma.agent.completion import deliverables, unmet_deliverables
+from autonoma.agent.checks import (
+    Check,
+    CheckRunner,
+    CheckWriter,
+    Judge,
+    Verdict,
+    checks_block,
+    stored_checks,
+)
+from autonoma.agent.completion import unmet_deliverables
 from autonoma.agent.hindsight import Attempt, trial_attempts, worst_to_best
 from autonoma.agent.identity import AgentIdentity
-from autonoma.agent.monitor import Monitor, MonitorSettings
+from autonoma.agent.monitor import Monitor, MonitorSettings, third_in_a_row
 from autonoma.agent.progress import Progress, check_progress
 from autonoma.agent.self_reflection import SelfReflection, SelfReflector
 from autonoma.agent.trials import Choice, TrialWorkspace, choose_course
 from autonoma.errors import ModelError, ModelRefused, OutputInvalid
 from autonoma.llm import Model
+from autonoma.llm.base import SIDE_LANE
 from autonoma.memory.agent_memory import AgentMemory
 from autonoma.memory.context import (
     Assembled,
@@ -33,6 +44,8 @@ from autonoma.memory.context import (
     Recollection,
     RollingSummary,
     assemble,
+    repeat_note,
+    repeats,
 )
 from autonoma.memory.importance import HeuristicRater, ImportanceRater
 from autonoma.memory.summary import Summariser
@@ -46,6 +59,7 @@ from autonoma.runtime.store import EventRecord, RunRecord, RunStatus, RunStore, 
 from autonoma.templating import render
 from autonoma.tools import Risk, Tool, ToolContext, ToolRegistry, ToolResult, Workspace
 from autonoma.tools.retrieval import ToolRetriever, imagine_tool, step_query
+from autonoma.tools.sandbox import Sandbox
 
 EventListener = Callable[[EventRecord], None]
 
@@ -85,6 +99,11 @@ class AgentConfig:
     # (abandoned ones are moved aside); tasks and sub-agents share theirs, which is kept.
     trials: int = 2
     escalate_after: int = 2  # problems caught in a trial with no check passing: a new trial
+    # Acceptance checks written from the goals before the first step; task_complete is
+    # accepted only when they pass (agent/checks.py). Without a sandbox only judged ones.
+    checks: bool = True
+    # Claims of completion refused by the checks before the run ends as incomplete.
+    max_claims: int = 3
 
 
 @dataclass
@@ -100,6 +119,7 @@ class _Remembered:
     start_score: float = 0.0  # the checks' score when the current trial began
     caught: int = 0  # problems reflected on in the current trial (periodic checks aside)
     attempts: list[Attempt] = field(default_factory=list)  # abandoned trials
+    checks_asked: bool = False  # the run's checks were written (or tried) at its start
 
 
 @dataclass(frozen=True)
@@ -144,8 +164,14 @@ class Agent:
         summariser: Summariser | None = None,
         extras: dict[str, Any] | None = None,
         retriever: ToolRetriever | None = None,
+        sandbox: Sandbox | None = None,
     ) -> None:
         self.model = model
+        # the steps of a run keep to one lane (one cached prompt prefix), the calls beside
+        # them (checks, reflection) to another, so neither evicts the other's prefix
+        self.steps_model = model
+        self.side_model = model.in_lane(SIDE_LANE)
+        self.sandbox = sandbox  # where acceptance checks run; None: judged checks only
         self.tools = tools
         self.store = store
         self.config = config or AgentConfig()
@@ -169,6 +195,8 @@ class Agent:
         self._approved_ahead = 0
         self._budget: SharedBudget | None = None  # the run's, while it runs
         self._outside_from: int | None = None  # the first step that brought outside content
+        self._acceptance: Acceptance | None = None  # the run's checks, once written
+        self._refusal = ""  # why the checks last turned a claim of completion down
 
     # -- events ---------------------------------------------------------------------------
 
@@ -186,6 +214,7 @@ class Agent:
         run = await asyncio.to_thread(self.store.get_run, run_id)
         identity = AgentIdentity.model_validate(run.identity)
         workspace = Workspace(Path(run.workspace))
+        self.steps_model = self.model.in_lane(f"run:{run.id}")
         context = ToolContext(workspace=workspace, extras={"model": self.model, **self.extras})
         ask = getattr(self.approver, "ask", None)
         if ask is not None and not self.config.continuous:
@@ -208,7 +237,6 @@ class Agent:
         self._outside_from = next((s.n for s in steps if s.untrusted), None)
         every = await asyncio.to_thread(self.store.steps, run_id)
         steps = [s for s in every if s.n >= remembered.first_step]  # the current trial's
-        self._hint = await self._tool_hint(run, spent, remembered.hint)
         monitor = None
         if self.config.monitor is not None:  # a resumed run does not re-report old evidence
             monitor = Monitor(self.config.monitor, after=every[-1].n if every else 0)
@@ -218,7 +246,7 @@ class Agent:
         if not every:
             remembered.start_score = (await self._progress(run, identity, workspace, [])).score
             started["score"] = remembered.start_score
-            if self._trials_restore(run):
+            if self._trials_restore(run) or self.config.checks:
                 taken = await asyncio.to_thread(self._trial_workspace(run).snapshot)
                 started["snapshot"] = taken
         await asyncio.to_thread(self.store.set_status, run_id, "running", "", spent)
@@ -228,7 +256,10 @@ class Agent:
         clock_base, clock_start = spent.seconds, time.monotonic()
         status: RunStatus = "running"
         reason = ""
+        refused = 0  # claims of completion the checks turned down since this start
         try:
+            self._hint = await self._tool_hint(run, spent, remembered.hint)
+            await self._accept_with(run, identity, workspace, spent, remembered, fresh=not every)
             while status == "running":
                 spent.seconds = clock_base + time.monotonic() - clock_start
                 why = budget.exhausted() or (within and within.exhausted())
@@ -244,8 +275,13 @@ class Agent:
                     choice = await self._watch(
                         monitor, run, identity, steps, workspace, budget, spent, remembered
                     )
+                refused += step.command == "task_complete" and not step.ok
                 if result is not None and result.final:
                     status, reason = "completed", step.arguments.get("reason", "")
+                elif step.command == "task_complete" and refused >= self.config.max_claims:
+                    status = "incomplete"
+                    why = self._refusal or step.observation
+                    reason = f"task_complete was refused {refused} times; the last check: {why}"
                 elif choice is not None and choice.course == "new_trial":
                     await self._new_trial(
                         run, identity, workspace, steps, spent, remembered, choice.why
@@ -262,20 +298,91 @@ class Agent:
             status, reason = "failed", f"{error} (the run can be resumed)"
         finally:
             spent.seconds = clock_base + time.monotonic() - clock_start
+            final = await self._final_checks(status)
+            if final is not None and not final.passed and status == "budget_exhausted":
+                reason += f"; {len(final.failed)} of {len(final.results)} checks still fail"
             await asyncio.to_thread(self.store.set_status, run_id, status, reason, spent)
             progress = await self._progress(run, identity, workspace, steps)
-            await self.emit(
-                run_id,
-                "run_finished",
-                status=status,
-                reason=reason,
-                checks=progress.facts,
-                score=progress.score,
-            )
+            ended: dict[str, Any] = {"checks": progress.facts, "score": progress.score}
+            if final is not None:
+                ended["acceptance"] = final.to_json()
+            await self.emit(run_id, "run_finished", status=status, reason=reason, **ended)
         budget.tick()
         return RunOutcome(
             run_id, status, reason, str(workspace.root), workspace.files(), budget.spent
         )
+
+    async def _accept_with(
+        self,
+        run: RunRecord,
+        identity: AgentIdentity,
+        workspace: Workspace,
+        spent: BudgetSpent,
+        at: _Remembered,
+        *,
+        fresh: bool,
+    ) -> None:
+        """The run's acceptance checks: those stored, or, at its start, written now from the
+        goals (before any work), shown, and for a person in approval mode open to edits."""
+        self._acceptance = None
+        if not self.config.checks:
+            return
+        events = await asyncio.to_thread(self.store.events, run.id)
+        checks = stored_checks(events)
+        start = self._trial_workspace(run).start
+        runner = CheckRunner(self.sandbox, workspace, start) if self.sandbox else None
+        if checks is None and fresh and not at.checks_asked:
+            await self.emit(run.id, "checks_writing")
+            written = await CheckWriter(self.side_model, runner).write(
+                run.goal, identity.goals, workspace
+            )
+            spent.charge(
+                written.usage.prompt_tokens, written.usage.completion_tokens, written.cost_usd
+            )
+            at.checks_asked = True
+            if not written.checks:
+                await self.emit(
+                    run.id, "checks_failed", error=written.error, discarded=written.discarded
+                )
+                return
+            checks = written.checks
+            acceptance = Acceptance(
+                checks, runner, Judge(self.side_model), run.goal, identity.goals, workspace
+            )
+            at.start_score = (await acceptance.progress()).score  # 0: each check fails now
+            await self.emit(
+                run.id,
+                "checks_written",
+                checks=[c.model_dump() for c in checks],
+                discarded=written.discarded,
+                tokens=written.usage.total_tokens,
+                start_score=at.start_score,
+            )
+            checks = await self._review_checks(run.id, checks)
+        if not checks:
+            return
+        judge = Judge(self.side_model)
+        self._acceptance = Acceptance(checks, runner, judge, run.goal, identity.goals, workspace)
+
+    async def _review_checks(self, run_id: str, checks: list[Check]) -> list[Check]:
+        """In approval mode the person sees the checks and may edit them (stored if changed)."""
+        review = getattr(self.approver, "review_checks", None)
+        if review is None or self.config.continuous:
+            return checks
+        edited: list[Check] | None = await review(checks)
+        if edited is None or edited == checks:
+            return checks
+        await self.emit(run_id, "checks_edited", checks=[c.model_dump() for c in edited])
+        return edited
+
+    async def _final_checks(self, status: RunStatus) -> Verdict | None:
+        """The checks on the workspace as the run ends (judged ones as last judged)."""
+        if self._acceptance is None:
+            return None
+        try:
+            return await self._acceptance.verdict()
+        except Exception:  # a run's end is recorded whatever the checks do
+            return None
 
     async def _close_interrupted(self, run_id: str, steps: list[StepRecord]) -> None:
         for step in steps:
@@ -308,6 +415,10 @@ class Agent:
                     remembered.lessons.append(str(event.data.get("lesson", "")))
                 if event.data.get("detection") != "periodic":
                     remembered.caught += 1
+            elif event.kind in ("checks_written", "checks_failed"):
+                remembered.checks_asked = True
+                if "start_score" in event.data:
+                    remembered.start_score = float(event.data["start_score"])
             elif event.kind == "run_started" and "score" in event.data:
                 remembered.start_score = float(event.data["score"])
             elif event.kind == "trial_started":
@@ -396,13 +507,9 @@ class Agent:
             task += "\n" + str(steps[-1].thoughts["plan"])
         return await self.memory.recollection(task)
 
-    def system_prompt(
-        self, run: RunRecord, identity: AgentIdentity, workspace: Workspace, spent: BudgetSpent
-    ) -> str:
-        files = workspace.files()
-        listing = ", ".join(files[:20]) + (
-            f" and {len(files) - 20} more" if len(files) > 20 else ""
-        )
+    def system_prompt(self, run: RunRecord, identity: AgentIdentity) -> str:
+        """The run's fixed instructions: who, the goals, the commands. Nothing in it changes
+        from step to step, so a prompt cache keeps it (what changes is in `closing`)."""
         return render(
             "autonoma.agent",
             "system.j2",
@@ -411,10 +518,6 @@ class Agent:
             tools=self._offered,
             approval=not self.config.continuous,
             outside=self._outside_from is not None,
-            files=listing,
-            budget_left=describe_left(
-                self.config.limits, self._budget.spent if self._budget else spent
-            ),
         )
 
     def messages(
@@ -438,22 +541,53 @@ class Agent:
         summary: RollingSummary | None = None,
         recalled: Recollection | None = None,
     ) -> Assembled:
-        """What the model sees at the next step: the system prompt, what memory recalls, the
-        steps so far inside the context budget, and the request for one command with the
-        goals restated."""
-        prompt = self.system_prompt(run, identity, workspace, spent)
-        closing = render(
+        """What the model sees at the next step: the fixed system prompt and checks, the steps
+        so far inside the context budget, then what changes each step (what memory recalls,
+        the workspace, the budget left, a repeat) and the request with the goals restated."""
+        acceptance = self._acceptance
+        head = checks_block(acceptance.checks) if acceptance else ""
+        return assemble(
+            self.system_prompt(run, identity),
+            steps,
+            self.closing(run, identity, workspace, steps, spent),
+            self.limits,
+            self.count,
+            head=head,
+            summary=summary,
+            recalled=recalled,
+        )
+
+    def closing(
+        self,
+        run: RunRecord,
+        identity: AgentIdentity,
+        workspace: Workspace,
+        steps: list[StepRecord],
+        spent: BudgetSpent,
+    ) -> str:
+        files = workspace.files()
+        listing = ", ".join(files[:20]) + (
+            f" and {len(files) - 20} more" if len(files) > 20 else ""
+        )
+        missing = (
+            [] if self._acceptance else unmet_deliverables(workspace, [run.goal, *identity.goals])
+        )
+        last = steps[-1] if steps else None
+        earlier = repeats(steps).get(last.n) if last else None
+        return render(
             "autonoma.agent",
             "next_step.j2",
             first=not steps,
             goals=identity.goals,
-            files=workspace.files(),
-            deliverables=deliverables(workspace, [run.goal, *identity.goals]),
+            files=listing,
+            missing=missing,
+            checks=self._acceptance is not None,
+            budget_left=describe_left(
+                self.config.limits, self._budget.spent if self._budget else spent
+            ),
+            repeated=repeat_note(last.n, earlier) if last and earlier else "",
             lessons=self._lessons,
             hindsight=[a.describe() for a in worst_to_best(self._attempts)],
-        )
-        return assemble(
-            prompt, steps, closing, self.limits, self.count, summary=summary, recalled=recalled
         )
 
     async def _step(
@@ -473,7 +607,7 @@ class Agent:
         await self.emit(run.id, "thinking", n)
         started = time.time()
         try:
-            response = await self.model.request(
+            response = await self.steps_model.request(
                 messages,
                 output=self._schema(),
                 max_tokens=self.config.max_answer_tokens,
@@ -508,6 +642,7 @@ class Agent:
         if response.attempts == 1:  # a re-ask's usage adds up several prompts
             self.count.observe(assembled.tokens, response.usage.prompt_tokens)
         action = parse_action(response.data)
+        usage = response.usage
         step = StepRecord(
             run_id=run.id,
             n=n,
@@ -515,10 +650,13 @@ class Agent:
             thoughts=action.thoughts.model_dump(),
             command=action.command,
             arguments=action.arguments,
-            prompt_tokens=response.usage.prompt_tokens,
-            completion_tokens=response.usage.completion_tokens,
+            prompt_tokens=usage.prompt_tokens,
+            completion_tokens=usage.completion_tokens,
             cost_usd=response.cost_usd,
             started_at=started,
+            cached_tokens=usage.cached_tokens,
+            prompt_seconds=usage.prompt_seconds,
+            generation_seconds=usage.generation_seconds,
         )
         await asyncio.to_thread(self.store.begin_step, step, spent)
         await self.emit(
@@ -530,10 +668,18 @@ class Agent:
             arguments=action.arguments,
             tokens=spent.tokens,
             usd=spent.usd,
+            prompt_tokens=usage.prompt_tokens,
+            cached_tokens=usage.cached_tokens,
+            prompt_seconds=round(usage.prompt_seconds, 2),
+            generation_seconds=round(usage.generation_seconds, 2),
         )
-        result, denied = await self._act(run.id, n, action, context)
+        repeated = third_in_a_row(steps, action)
+        if repeated:
+            result, denied = ToolResult(False, repeated), False
+        else:
+            result, denied = await self._act(run.id, n, action, context)
         if result.final:
-            result = self._check_completion(run, identity, workspace, result)
+            result = await self._claim(run, identity, workspace, result, n, spent)
         observation = truncate(result.output, self.config.max_observation_chars)
         status = "denied" if denied else "done"
         step = step.model_copy(
@@ -616,7 +762,7 @@ class Agent:
         detection = found[0]
         at.caught += detection.kind != "periodic"
         who = f"{identity.name}, {identity.role}"
-        reflection = await SelfReflector(self.model).reflect(
+        reflection = await SelfReflector(self.side_model).reflect(
             who, run.goal, steps, detection, spent, checks=progress.facts
         )
         if reflection is None:
@@ -719,6 +865,8 @@ class Agent:
         workspace: Workspace,
         steps: list[StepRecord],
     ) -> Progress:
+        if self._acceptance is not None:  # the checks, in place of the files' line counts
+            return await self._acceptance.progress()
         texts = [run.goal, *identity.goals]
         return await asyncio.to_thread(check_progress, workspace, texts, steps)
 
@@ -730,7 +878,7 @@ class Agent:
         if stored is not None:
             return stored
         try:
-            response = await imagine_tool(self.model, run.goal)
+            response = await imagine_tool(self.side_model, run.goal)
         except ModelError as error:
             await self.emit(run.id, "tools_hint", hint="", error=str(error))
             return ""
@@ -746,10 +894,27 @@ class Agent:
             self._schemas[key] = action_schema(self._offered)
         return self._schemas[key]
 
-    def _check_completion(
-        self, run: RunRecord, identity: AgentIdentity, workspace: Workspace, claim: ToolResult
+    async def _claim(
+        self,
+        run: RunRecord,
+        identity: AgentIdentity,
+        workspace: Workspace,
+        claim: ToolResult,
+        n: int,
+        spent: BudgetSpent,
     ) -> ToolResult:
-        """Accept task_complete only if the files the task and goals name exist, not empty."""
+        """Accept task_complete only if every acceptance check passes (the judged ones judged
+        now); without checks, only if the files the task and goals name exist, not empty."""
+        if self._acceptance is not None:
+            acceptance = self._acceptance
+            verdict = await acceptance.verdict(judge=spent)
+            await self.emit(run.id, "checks_run", n, **verdict.to_json())
+            if verdict.passed:
+                return ToolResult(
+                    True, f"{claim.output} (all {len(verdict.results)} checks pass)", final=True
+                )
+            self._refusal = acceptance.refusal(verdict)
+            return ToolResult(False, self._refusal)
         problems = unmet_deliverables(workspace, [run.goal, *identity.goals])
         if not problems:
             return claim

@@ -13,11 +13,12 @@ import hashlib
 import json
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from autonoma.agent.action import Action
 from autonoma.runtime.budget import BudgetLimits, BudgetSpent
 from autonoma.runtime.store import StepRecord
 
@@ -184,6 +185,8 @@ class Monitor:
 
     def _read(self, step: StepRecord, files: Files | None) -> _Seen:
         observation = step.observation or ""
+        if observation.startswith(REFUSED_REPEAT) and self._seen:
+            return replace(self._seen[-1], n=step.n, changed=False)  # the repeat it refused
         key = _digest(
             "\x00".join(
                 [
@@ -365,3 +368,24 @@ class Monitor:
                 kind="periodic", steps=steps, evidence=f"periodic self-check at step {newest.n}"
             )
         ]
+
+
+def third_in_a_row(steps: Sequence[StepRecord], action: Action) -> str:
+    """Why `action` is refused without running: the last two steps ran the same command with
+    the same arguments and got the same result, so a third would learn nothing ("" if not)."""
+    last = [s for s in steps if s.status != "invalid"][-2:]
+    if len(last) < 2 or any(
+        (s.command, s.arguments) != (action.command, action.arguments) for s in last
+    ):
+        return ""
+    if last[0].observation != last[1].observation:
+        return ""
+    return (
+        f"{REFUSED_REPEAT} {action.command} with the same arguments in a row (steps "
+        f"{last[0].n} and {last[1].n} ran it and got the same result), so it was not run "
+        "again. Choose a different command."
+    )
+
+
+REFUSED_REPEAT = "refused: this is the third"
+"""How a step refused as a third repeat begins: for the monitor it is the repeat it refused."""

@@ -41,6 +41,7 @@ from autonoma.agent.approval import ApprovalRequest, Approver, Decision, RefuseW
 from autonoma.agent.loop import Agent, EventListener, RunOutcome
 from autonoma.errors import AutonomaError, ConfigError
 from autonoma.llm import LLMSettings, Model, OpenAICompatModel, open_model, parse_model_spec
+from autonoma.llm.base import SIDE_LANE
 from autonoma.llm.ratelimit import RateLimiter, Slot
 from autonoma.memory.agent_memory import AgentMemory
 from autonoma.memory.context import Recollection
@@ -59,6 +60,7 @@ from autonoma.runtime.store import (
     StepStatus,
 )
 from autonoma.tools import ToolRegistry
+from autonoma.tools.sandbox import Sandbox
 
 if TYPE_CHECKING:
     from autonoma.agent.planned import RunTask
@@ -66,15 +68,15 @@ if TYPE_CHECKING:
     from autonoma.runtime.executor.ray import Channel, RayExecutor
 
 
-def worker_tools(settings: RunSettings) -> tuple[ToolRegistry, dict[str, Any]]:
-    """The commands a task's loop has on a worker, and what they use (the sandbox, the
-    egress guard): the run's own, less sub-agents (see above)."""
-    from autonoma.agent.session import open_sandbox, run_tools, tool_extras
+def worker_tools(settings: RunSettings) -> tuple[ToolRegistry, dict[str, Any], Sandbox | None]:
+    """The commands a task's loop has on a worker, what they use (the sandbox, the egress
+    guard), and where its acceptance checks run: the run's own, less sub-agents (see above)."""
+    from autonoma.agent.session import checks_sandbox, open_sandbox, run_tools, tool_extras
 
     there = settings.model_copy(update={"subagents": False})
     sandbox = open_sandbox(there)
     registry = run_tools(there, memory=settings.memory, sandbox=sandbox)
-    return registry, tool_extras(there, sandbox)
+    return registry, tool_extras(there, sandbox), checks_sandbox(there, sandbox)
 
 
 class WorkspaceNotShared(AutonomaError):
@@ -473,7 +475,7 @@ async def run_on_worker(
             "node mounts), or a cluster on this machine"
         )
     settings = setup.settings
-    tools, extras = worker_tools(settings)
+    tools, extras, checking = worker_tools(settings)
     with tempfile.TemporaryDirectory(prefix="autonoma-task-") as scratch:
         store = await asyncio.to_thread(
             ReportingStore.seeded, Path(scratch) / "runs.db", channel, snapshot
@@ -487,9 +489,10 @@ async def run_on_worker(
                 store,
                 config=settings.agent_config(limits),
                 approver=DriverApprover(channel),
-                summariser=Summariser(model) if settings.memory else None,
+                summariser=Summariser(model.in_lane(SIDE_LANE)) if settings.memory else None,
                 extras=extras,
                 memory=memory,
+                sandbox=checking,
             )
             outcome = await agent.run(run.id, within=store.within)
         finally:

@@ -22,6 +22,7 @@ from autonoma.agent.remote import placement
 from autonoma.agent.subagents import SUB_AGENT_TOOLS
 from autonoma.errors import ConfigError
 from autonoma.llm import Model
+from autonoma.llm.base import SIDE_LANE
 from autonoma.memory.agent_memory import AgentMemory
 from autonoma.memory.embeddings import Embedder, LexicalEmbedder, MiniLMEmbedder, default_embedder
 from autonoma.memory.importance import HeuristicRater, ImportanceRater, ModelRater, Persona
@@ -81,6 +82,8 @@ class RunSettings(BaseModel):
     # on a loop, stall or budget burn the monitor detects, reflect and keep the lesson
     self_reflect: bool = False
     trials: int = Field(2, ge=1, le=5)  # with self_reflect: attempts at the task in one run
+    # acceptance checks written from the goals before the work; task_complete needs them passed
+    checks: bool = True
 
     def agent_config(self, limits: BudgetLimits) -> AgentConfig:
         """The agent loop's configuration for one run (or task) of these settings."""
@@ -92,6 +95,7 @@ class RunSettings(BaseModel):
             tool_hint=self.tools.retrieval.hint,
             self_reflect=self.self_reflect,
             trials=self.trials,
+            checks=self.checks,
         )
 
 
@@ -154,6 +158,18 @@ def open_sandbox(settings: RunSettings) -> OpenedSandbox:
         return None, str(error)
 
 
+def checks_sandbox(settings: RunSettings, sandbox: OpenedSandbox) -> Sandbox | None:
+    """Where the run's acceptance checks run: its code sandbox, or one opened for the checks
+    alone when the code commands are not offered; None when none can run here (then only
+    judged checks are written)."""
+    if sandbox[0] is not None or not settings.checks:
+        return sandbox[0]
+    try:
+        return make_sandbox(settings.tools.sandbox)
+    except SandboxUnavailable:
+        return None
+
+
 def tool_extras(settings: RunSettings, sandbox: OpenedSandbox) -> dict[str, Any]:
     """What the run's tools use besides the workspace, by the key each looks for."""
     extras: dict[str, Any] = {}
@@ -206,7 +222,7 @@ async def create_run(
     spent = BudgetSpent()
     if identity is None:
         tools = tools or default_tools(memory=settings.memory, subagents=settings.subagents)
-        made = await generate_identity(model, goal, tools, seed=settings.seed)
+        made = await generate_identity(model.in_lane(SIDE_LANE), goal, tools, seed=settings.seed)
         identity, fallback = made.identity, made.fallback_reason
         spent = BudgetSpent(
             prompt_tokens=made.prompt_tokens,
@@ -299,6 +315,7 @@ async def _run_with(
                 listener(event)
         retrieval = settings.tools.retrieval
         retrieving = embedder is not None and needs_retrieval(len(registry), retrieval)
+        checking = checks_sandbox(settings, sandbox)
 
         def make_agent(limits: BudgetLimits) -> Agent:
             # one retriever a run: what its find_tools command found stays on offer in it
@@ -315,9 +332,10 @@ async def _run_with(
                 approver=approver,
                 listeners=listeners,
                 memory=memory,
-                summariser=Summariser(model) if settings.memory else None,
+                summariser=Summariser(model.in_lane(SIDE_LANE)) if settings.memory else None,
                 retriever=retriever,
                 extras=extras,
+                sandbox=checking,
             )
 
         if settings.strategy == "loop":
@@ -395,6 +413,7 @@ async def run_memory(
     embedder = embedder or choose_embedder(settings.embedder)[0]
     identity = AgentIdentity.model_validate(run.identity)
     persona = Persona(identity.name, identity.role)
+    model = model.in_lane(SIDE_LANE)  # memory's calls keep out of the steps' cached prefix
     rater: ImportanceRater = (
         ModelRater(model, persona) if settings.importance == "model" else HeuristicRater()
     )

@@ -70,6 +70,7 @@ async def _drive(agent: Agent, child: RunRecord, budget: SharedBudget) -> RunOut
         memory=None,
         summariser=agent.summariser,
         extras=agent.extras,
+        sandbox=agent.sandbox,
     )
     return await helper.run(child.id, within=budget)
 

@@ -1,18 +1,26 @@
-"""The short-term context: what the model sees at each step, kept inside a token budget.
+"""The short-term context: what the model sees at each step, kept inside a token budget and
+laid out so that a server's prompt cache can reuse it from one step to the next.
 
-Two messages: the system prompt, then one user message holding, in this order, what long-term
-memory brings (the agent's latest reflections and the records retrieved for the current
-task), the rolling summary the model keeps of older steps, a one-line summary of each older
-step the rolling summary does not cover yet, the most recent steps verbatim (the command with
-its arguments, and its result), and the request for the next command.
+Two messages: the system prompt, which does not change during a run, then one user message
+holding, in this order: a fixed head (the run's acceptance checks), the rolling summary the
+model keeps of older steps, a one-line summary of each older step the rolling summary does not
+cover yet, the most recent steps verbatim (the command with its arguments, and its result), in
+the order they happened, then what changes every step: what long-term memory brings (the
+agent's latest reflections and the records retrieved for the current task) and the request
+for the next command (with the workspace's state and the budget left).
 
-The budget is filled in order of need: the system prompt and the request (always whole), then
-reflections and memories (up to `memory_share` of the budget), then the rolling summary (capped
-at `summary_chars`), then recent steps newest first (up to three quarters of the budget), then
-one-line summaries in what is left; if even those do not fit, the oldest are left out with a
-count. Steps that no longer fit verbatim have "aged out": the agent folds them into the rolling
-summary (a model call, `memory.summary`) a few at a time, so the prompt stays flat in size
-however long the run.
+Prefix reuse: a server with a prompt cache (llama.cpp, OpenAI) computes only the part of a
+prompt after the longest prefix it has seen. So everything up to the newest step is append-only:
+step n's prompt begins with step n-1's up to its request. The verbatim window does not slide
+one step at a time; when it is full (`max_recent_steps`, or half the token budget) its oldest
+`fold_steps` steps leave it together ("age out"), so the prefix changes only at those folds.
+The agent folds aged-out steps into the rolling summary (a model call, `memory.summary`); until
+then, and without a summariser, they are one line each.
+
+The budget is filled in order of need: the system prompt, the head and the request (always
+whole), reflections and memories (up to `memory_share` of the budget), the rolling summary
+(capped at `summary_chars`), the verbatim steps (up to half the budget), then one-line
+summaries in what is left; if even those do not fit, the oldest are left out with a count.
 
 The model's earlier thoughts are stored and shown to people, but not fed back: small models
 copy their previous answer when it is in the context, thoughts and command alike, and loop
@@ -60,6 +68,8 @@ class CalibratedCounter:
 class ContextLimits:
     max_tokens: int = 6000  # for the whole prompt
     max_recent_steps: int = 8  # shown verbatim at most
+    fold_steps: int = 4  # steps that leave the verbatim window together when it is full
+    recent_share: float = 0.5  # of max_tokens, at most, for the verbatim steps
     observation_chars: int = 2000  # of each verbatim observation
     memory_share: float = 0.25  # of max_tokens, at most, for reflections and memories
     summary_chars: int = 2400  # of the rolling summary shown
@@ -107,8 +117,9 @@ def fence(text: str, key: str) -> str:
     return f"<<<{tag}\n{text}\n{tag}>>>"
 
 
-def step_text(step: StepRecord, limit: int, repeat_of: int | None = None) -> str:
-    """One step, verbatim: its command and arguments, then its result (cut at `limit`)."""
+def step_text(step: StepRecord, limit: int, repeat_of: Sequence[int] = ()) -> str:
+    """One step, verbatim: its command and arguments, then its result (cut at `limit`).
+    `repeat_of`: the earlier steps that had the same command and the same result."""
     if step.status == "invalid":
         return f"Step {step.n}: your answer could not be used: {step.observation}"
     text = step.observation or "(no result recorded)"
@@ -119,27 +130,33 @@ def step_text(step: StepRecord, limit: int, repeat_of: int | None = None) -> str
             text, f"{step.run_id}:{step.n}"
         )
     said = f"Step {step.n}: {step.command} {_arguments(step)}\nResult: {text}"
-    if repeat_of is not None:
-        said += (
-            f"\n(The same command gave the same result at step {repeat_of}. "
-            "Repeating it will not help: choose a different command.)"
-        )
+    if repeat_of:
+        said += f"\n({repeat_note(step.n, repeat_of)})"
     return said
 
 
-def _repeats(steps: Sequence[StepRecord]) -> dict[int, int]:
-    """For each step that repeats an earlier one exactly (command, arguments and result),
-    the number of the earlier step. Small models loop; seeing the repeat helps them stop."""
-    seen: dict[str, int] = {}
-    repeats: dict[int, int] = {}
+def repeat_note(n: int, earlier: Sequence[int]) -> str:
+    steps = ", ".join(str(e) for e in earlier)
+    word = "step" if len(earlier) == 1 else "steps"
+    return (
+        f"Step {n} repeated {word} {steps}: the same command with the same result. "
+        "Repeating it will not help: choose a different command."
+    )
+
+
+def repeats(steps: Sequence[StepRecord]) -> dict[int, list[int]]:
+    """For each step that repeats earlier ones exactly (command, arguments and result), the
+    numbers of those earlier steps. Small models loop; seeing the repeat helps them stop."""
+    seen: dict[str, list[int]] = {}
+    found: dict[int, list[int]] = {}
     for step in steps:
         if step.status == "invalid":
             continue
         key = json.dumps([step.command, step.arguments, step.observation], sort_keys=True)
         if key in seen:
-            repeats[step.n] = seen[key]
-        seen[key] = step.n
-    return repeats
+            found[step.n] = list(seen[key])
+        seen.setdefault(key, []).append(step.n)
+    return found
 
 
 def one_line(text: str, limit: int) -> str:
@@ -179,67 +196,78 @@ def assemble(
     limits: ContextLimits = ContextLimits(),
     count: TokenCounter = rough_tokens,
     *,
+    head: str = "",
     summary: RollingSummary | None = None,
     recalled: Recollection | None = None,
 ) -> Assembled:
     """The messages for the next step, and the steps that have aged out of the verbatim window
-    without being in the rolling summary yet. `closing` is the request that ends the messages
-    (what to decide now); it is always kept whole."""
-    header = "Your latest steps:\n\n"
-    used = count(system_prompt) + count(closing)
-    leading: list[str] = []
+    without being in the rolling summary yet. `head` is fixed for the run and comes first;
+    `closing` is the request that ends the messages (what to decide now); both are always
+    kept whole."""
+    used = count(system_prompt) + count(closing) + (count(head + "\n\n") if head else 0)
+    memory = ""
     if recalled is not None:
-        block = _recalled_block(recalled, int(limits.max_tokens * limits.memory_share), count)
-        if block:
-            leading.append(block)
-            used += count(block + "\n\n")
+        memory = _recalled_block(recalled, int(limits.max_tokens * limits.memory_share), count)
+        used += count(memory + "\n\n") if memory else 0
+    summary_block = ""
     if summary is not None and summary.text.strip():
         text = summary.text.strip()
         if len(text) > limits.summary_chars:
             text = text[: limits.summary_chars] + " [...]"
-        block = f"Summary of steps 1 to {summary.upto}:\n{text}"
-        leading.append(block)
-        used += count(block + "\n\n")
+        summary_block = f"Summary of steps 1 to {summary.upto}:\n{text}"
+        used += count(summary_block + "\n\n")
     pending = [s for s in steps if summary is None or s.n > summary.upto]
-    if pending:
-        used += count(header)
-    recent: list[str] = []
-    repeats = _repeats(steps)
-    cut = len(pending)
-    for index in range(len(pending) - 1, -1, -1):
-        if len(pending) - index > limits.max_recent_steps:
-            break
-        step = pending[index]
-        text = step_text(step, limits.observation_chars, repeats.get(step.n))
-        cost = count(text + "\n\n")
-        if used + cost > limits.max_tokens * 3 // 4:  # keep a quarter for the summary
-            break
-        recent.insert(0, text)
-        used += cost
-        cut = index
-    parts = list(leading)
-    older = list(pending[:cut])
+    found = repeats(steps)
+    texts = [step_text(s, limits.observation_chars, found.get(s.n, ())) for s in pending]
+    room = min(int(limits.max_tokens * limits.recent_share), limits.max_tokens - used)
+    fold = _fold_point([count(t + "\n\n") for t in texts], limits, room - count(RECENT))
+    older, recent = pending[:fold], texts[fold:]
+    if recent:
+        used += count(RECENT) + sum(count(t + "\n\n") for t in recent)
+    parts = [p for p in (head, summary_block) if p]
     if older:
-        lines = [summary_line(s) for s in older]
-        omitted = 0
-        while True:
-            block = render(
-                "autonoma.memory", "summary.j2", count=len(older), omitted=omitted, lines=lines
-            )
-            if not lines or used + count(block + "\n\n") <= limits.max_tokens:
-                break
-            lines.pop(0)
-            omitted += 1
+        block = _one_lines(older, limits.max_tokens - used, count)
         parts.append(block)
         used += count(block + "\n\n")
     if recent:
-        parts.append(header + "\n\n".join(recent))
-    parts.append(closing)
+        parts.append(RECENT + "\n\n".join(recent))
+    parts += [p for p in (memory, closing) if p]
     messages = [
         {"role": "system", "content": system_prompt},
         {"role": "user", "content": "\n\n".join(parts)},
     ]
     return Assembled(messages, older, sum(count(m["content"]) for m in messages))
+
+
+RECENT = "Your latest steps:\n\n"
+
+
+def _fold_point(costs: Sequence[int], limits: ContextLimits, room: int) -> int:
+    """How many of the pending steps have aged out: the fewest whole folds of `fold_steps`
+    after which the rest fits the verbatim window. Growing the step list only moves it
+    forward, so the prompt before the newest step stays the same between folds."""
+    batch = max(1, min(limits.fold_steps, limits.max_recent_steps))
+    fold = 0
+    while fold < len(costs):
+        rest = costs[fold:]
+        if len(rest) <= limits.max_recent_steps and sum(rest) <= room:
+            break
+        fold = min(fold + batch, len(costs))
+    return fold
+
+
+def _one_lines(older: Sequence[StepRecord], room: int, count: TokenCounter) -> str:
+    """The aged-out steps one line each; the oldest left out, with a count, beyond `room`."""
+    lines = [summary_line(s) for s in older]
+    omitted = 0
+    while True:
+        block = render(
+            "autonoma.memory", "summary.j2", count=len(older), omitted=omitted, lines=lines
+        )
+        if not lines or count(block + "\n\n") <= room:
+            return block
+        lines.pop(0)
+        omitted += 1
 
 
 def _recalled_block(recalled: Recollection, budget: int, count: TokenCounter) -> str:

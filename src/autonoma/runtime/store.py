@@ -22,7 +22,8 @@ from autonoma.errors import AutonomaError
 from autonoma.runtime.budget import BudgetSpent
 from autonoma.runtime.sqlite import Database
 
-RunStatus = Literal["running", "completed", "budget_exhausted", "stopped", "failed"]
+# incomplete: the run stopped claiming it was done while its acceptance checks failed
+RunStatus = Literal["running", "completed", "incomplete", "budget_exhausted", "stopped", "failed"]
 StepStatus = Literal["running", "done", "invalid", "denied", "interrupted"]
 
 _SCHEMA = """
@@ -64,6 +65,9 @@ CREATE TABLE IF NOT EXISTS steps (
     started_at REAL NOT NULL,
     finished_at REAL,
     untrusted INTEGER NOT NULL DEFAULT 0,
+    cached_tokens INTEGER NOT NULL DEFAULT 0,
+    prompt_seconds REAL NOT NULL DEFAULT 0,
+    generation_seconds REAL NOT NULL DEFAULT 0,
     PRIMARY KEY (run_id, n)
 );
 CREATE TABLE IF NOT EXISTS events (
@@ -79,7 +83,12 @@ CREATE INDEX IF NOT EXISTS events_by_run ON events(run_id, id);
 
 _ADDED_COLUMNS = {
     "runs": ["parent_id TEXT", "task_id TEXT"],
-    "steps": ["untrusted INTEGER NOT NULL DEFAULT 0"],
+    "steps": [
+        "untrusted INTEGER NOT NULL DEFAULT 0",
+        "cached_tokens INTEGER NOT NULL DEFAULT 0",
+        "prompt_seconds REAL NOT NULL DEFAULT 0",
+        "generation_seconds REAL NOT NULL DEFAULT 0",
+    ],
 }
 """Columns added after a store was first created: added on open to a store that lacks them."""
 
@@ -119,6 +128,11 @@ class StepRecord(BaseModel):
     started_at: float
     finished_at: float | None = None
     untrusted: bool = False  # the observation came from outside: data, not instructions
+    # the server's own figures for the step's answer: prompt tokens it took from its cache,
+    # seconds it spent on the prompt and on generating (0 when it does not say)
+    cached_tokens: int = 0
+    prompt_seconds: float = 0.0
+    generation_seconds: float = 0.0
 
 
 class EventRecord(BaseModel):
@@ -323,7 +337,8 @@ class RunStore:
             db.execute(
                 "INSERT INTO steps (run_id, n, status, thoughts, command, arguments, "
                 "observation, ok, prompt_tokens, completion_tokens, cost_usd, started_at, "
-                "finished_at, untrusted) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "finished_at, untrusted, cached_tokens, prompt_seconds, generation_seconds) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     step.run_id,
                     step.n,
@@ -339,6 +354,9 @@ class RunStore:
                     step.started_at,
                     step.finished_at,
                     int(step.untrusted),
+                    step.cached_tokens,
+                    step.prompt_seconds,
+                    step.generation_seconds,
                 ),
             )
             _save_spent(db, step.run_id, spent)
@@ -443,4 +461,7 @@ def _step(row: sqlite3.Row) -> StepRecord:
         started_at=row["started_at"],
         finished_at=row["finished_at"],
         untrusted=bool(row["untrusted"]),
+        cached_tokens=row["cached_tokens"],
+        prompt_seconds=row["prompt_seconds"],
+        generation_seconds=row["generation_seconds"],
     )

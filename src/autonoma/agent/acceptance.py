@@ -1,0 +1,60 @@
+"""A run's acceptance checks at work: written before its first step, run for progress after
+each step (the code checks, which cost no model call), and run whole at `task_complete`,
+which is accepted only when every check passes (agent/checks.py says how they are made)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from autonoma.agent.checks import Check, CheckResult, CheckRunner, Judge, Verdict
+from autonoma.agent.progress import Progress
+from autonoma.runtime.budget import BudgetSpent
+from autonoma.tools import Workspace
+
+
+@dataclass
+class Acceptance:
+    checks: list[Check]
+    runner: CheckRunner | None
+    judge: Judge
+    task: str
+    goals: Sequence[str]
+    workspace: Workspace
+    judged: dict[int, CheckResult] = field(default_factory=dict)  # latest, by check index
+
+    async def verdict(self, *, judge: BudgetSpent | None = None) -> Verdict:
+        """The checks on the workspace as it is: the code ones always; the judged ones judged
+        now if `judge` (the spending the judge's calls are charged to), else as they were last
+        judged (left out if never)."""
+        results = []
+        for index, check in enumerate(self.checks):
+            if check.kind == "code":
+                results.append(await self._run(check))
+            elif judge is not None:
+                self.judged[index] = await self.judge.judge(
+                    check, self.task, self.goals, self.workspace, judge
+                )
+                results.append(self.judged[index])
+            elif index in self.judged:
+                results.append(self.judged[index])
+        return Verdict(results)
+
+    async def _run(self, check: Check) -> CheckResult:
+        if self.runner is None:
+            return CheckResult(check, False, "code checks cannot run here (no sandbox)")
+        return await self.runner.run(check)
+
+    async def progress(self) -> Progress:
+        """Progress as the code checks see it, for the monitor and reflection."""
+        verdict = await self.verdict()
+        passed = sum(r.passed for r in verdict.results)
+        return Progress(verdict.facts(), passed, len(verdict.results))
+
+    def refusal(self, verdict: Verdict) -> str:
+        """What the model reads when its claim of completion is refused."""
+        failed = "; ".join(r.describe(n) for n, r in verdict.failed)
+        return (
+            f"task_complete was refused: {len(verdict.failed)} of {len(verdict.results)} "
+            f"acceptance checks fail: {failed}. Fix what they show, then call task_complete."
+        )

@@ -1,0 +1,439 @@
+"""Acceptance checks: the goals turned into checks before any work, and run when the agent
+claims it is done.
+
+A model judging its own finished work calls a file's line count success (docs/benchmarks.md:
+9 of 10 failures of the reflection benchmark were wrong answers claimed complete). So at the
+start of a run, before its first step, the model writes the checks its goals imply: for what a
+program can check, a short Python program run in the sandbox against the workspace (the
+workspace read-only, the workspace as the run found it readable through `before(path)`);
+for what it cannot, a criterion the model judges, marked as judged. Written first, they cannot
+be fitted to a wrong result; a check that passes on the workspace as it was before the run
+began cannot tell done from not done, and is sent back to be written again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from autonoma.agent.completion import named_files
+from autonoma.errors import ModelError, ModelRefused, OutputInvalid
+from autonoma.llm import Model
+from autonoma.llm.types import Usage
+from autonoma.memory.asking import ask
+from autonoma.runtime.budget import BudgetSpent
+from autonoma.runtime.store import EventRecord
+from autonoma.templating import render
+from autonoma.tools import Workspace, WorkspaceError
+from autonoma.tools.sandbox import Sandbox, SandboxError
+
+CheckKind = Literal["code", "judged"]
+
+START_INSIDE = "/start"  # where a bubblewrap check sees the workspace as the run found it
+# Errors a code check may fail with before the work: what it reads is not there yet, or it
+# does not hold what it must. Anything else (NameError, KeyError, SyntaxError) is the check's
+# own bug.
+MEANINGFUL_FAILURES = ("AssertionError", "FileNotFoundError", "ModuleNotFoundError", "ImportError")
+PREAMBLE = """\
+import os, sys
+
+
+def before(path):
+    '''The text of a workspace file as it was before the work began.'''
+    with open(os.path.join(os.environ["AUTONOMA_START"], path), encoding="utf-8") as f:
+        return f.read()
+
+
+sys.path.insert(0, os.getcwd())  # -I left it out; a check imports the module it tests
+source = sys.stdin.read()
+exec(compile(source, "check.py", "exec"), {"__name__": "__main__", "before": before})
+"""
+
+
+class Check(BaseModel):
+    """One acceptance check. `code`: a Python program that exits without an error exactly
+    when the goal is met. `judged`: `what` is a criterion the model judges from the files."""
+
+    goal: int = Field(0, ge=0, description="the goal it checks, 1-based; 0 for the whole task")
+    what: str = Field(min_length=1, max_length=200, description="what it checks, in one line")
+    kind: CheckKind = "code"
+    code: str = Field("", max_length=2000)
+
+    def label(self) -> str:
+        return f"[{self.kind}] {self.what}"
+
+
+class _Written(BaseModel):
+    checks: list[Check] = Field(min_length=1, max_length=6)
+
+
+class _Judgement(BaseModel):
+    passed: bool
+    why: str = Field(max_length=300)
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    check: Check
+    passed: bool
+    output: str  # why it failed (the end of the traceback, the judge's reason), or ""
+
+    def describe(self, n: int) -> str:
+        verdict = "passes" if self.passed else "FAILS"
+        said = f": {self.output}" if self.output and not self.passed else ""
+        return f"check {n} {self.check.label()} {verdict}{said}"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    results: list[CheckResult]
+
+    @property
+    def passed(self) -> bool:
+        return all(r.passed for r in self.results)
+
+    @property
+    def failed(self) -> list[tuple[int, CheckResult]]:
+        return [(n, r) for n, r in enumerate(self.results, 1) if not r.passed]
+
+    def facts(self) -> list[str]:
+        return [r.describe(n) for n, r in enumerate(self.results, 1)]
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "passed": self.passed,
+            "results": [
+                {"what": r.check.what, "kind": r.check.kind, "passed": r.passed, "output": r.output}
+                for r in self.results
+            ],
+        }
+
+
+@dataclass
+class Written:
+    """What writing the checks gave: the checks kept, those sent back (and why), the tokens."""
+
+    checks: list[Check] = field(default_factory=list)
+    discarded: list[str] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    cost_usd: float = 0.0
+    error: str = ""
+
+
+def checks_block(checks: Sequence[Check]) -> str:
+    """The checks as the step prompt shows them (fixed for the run: the prompt's head)."""
+    lines = [
+        "Acceptance checks, written from your goals before the work (task_complete runs them):"
+    ]
+    for n, check in enumerate(checks, 1):
+        lines.append(f"{n}. {check.label()}")
+        if check.kind == "code":
+            lines += ["   " + line for line in check.code.strip().splitlines()]
+    return "\n".join(lines)
+
+
+class CheckRunner:
+    """Runs code checks in the sandbox against the workspace (read-only), with the workspace
+    as the run found it (`start`) readable through `before(path)`."""
+
+    def __init__(self, sandbox: Sandbox, workspace: Workspace, start: Path) -> None:
+        self.sandbox = sandbox
+        self.workspace = workspace
+        self.start = start
+        self._seen: dict[str, CheckResult] = {}  # (check, workspace fingerprint) -> result
+
+    async def run(self, check: Check) -> CheckResult:
+        key = _key(check, await asyncio.to_thread(fingerprint, self.workspace.root))
+        if key not in self._seen:
+            self._seen[key] = await self._run(check)
+        return self._seen[key]
+
+    async def _run(self, check: Check) -> CheckResult:
+        inside = self.sandbox.isolated
+        start = START_INSIDE if inside else str(self.start)
+        binds = [(self.start, START_INSIDE)] if inside and self.start.is_dir() else []
+        try:
+            result = await self.sandbox.run(
+                [self.sandbox.python, "-I", "-c", PREAMBLE],
+                workspace=self.workspace.root,
+                stdin=check.code,
+                writable=False,
+                env={"AUTONOMA_START": start},
+                binds=binds,
+            )
+        except SandboxError as error:
+            return CheckResult(check, False, f"the check could not run: {error}")
+        if result.ok:
+            return CheckResult(check, True, "")
+        told = result.stopped or _tail(result.stderr) or f"exit code {result.exit_code}"
+        return CheckResult(check, False, told)
+
+    async def run_all(self, checks: Sequence[Check]) -> list[CheckResult]:
+        return [await self.run(c) for c in checks if c.kind == "code"]
+
+
+def fingerprint(root: Path) -> str:
+    """Names, sizes and modification times of the workspace's files: what a check can see
+    changing. Cheap enough to take every step."""
+    digest = hashlib.sha256()
+    for folder, dirs, names in os.walk(root):
+        dirs.sort()
+        for name in sorted(names):
+            path = os.path.join(folder, name)
+            try:
+                st = os.lstat(path)
+            except OSError:
+                continue
+            digest.update(f"{path}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
+    return digest.hexdigest()
+
+
+def _key(check: Check, print_: str) -> str:
+    return hashlib.sha256(f"{check.model_dump_json()}\0{print_}".encode()).hexdigest()
+
+
+def _tail(stderr: str, limit: int = 400) -> str:
+    """A failed check's error as one line: "AssertionError: ... (check.py line 3)"."""
+    lines = [line for line in stderr.strip().splitlines() if line.strip()]
+    if not lines:
+        return ""
+    error = lines[-1].strip()
+    at = [m.group(1) for m in map(_CHECK_LINE.search, lines) if m]
+    said = f"{error} (check.py line {at[-1]})" if at else error
+    return said[-limit:]
+
+
+_CHECK_LINE = re.compile(r'File "check\.py", line (\d+)')
+
+
+def _error_name(output: str) -> str:
+    found = re.findall(r"\b([A-Za-z]+(?:Error|Exception))\b", output)
+    return found[-1] if found else ""
+
+
+class CheckWriter:
+    """Asks the model for the checks and keeps those that fail on the workspace as it is now,
+    before any work, for a reason that means something (re-asking with the problems quoted)."""
+
+    def __init__(self, model: Model, runner: CheckRunner | None, *, reasks: int = 2) -> None:
+        self.model = model
+        self.runner = runner
+        self.reasks = reasks
+
+    async def write(self, task: str, goals: Sequence[str], workspace: Workspace) -> Written:
+        written = Written()
+        problems: list[str] = []
+        for _ in range(self.reasks + 1):
+            prompt = render(
+                "autonoma.agent",
+                "acceptance_checks.j2",
+                task=task,
+                goals=goals,
+                files=_peek(workspace, [task, *goals]),
+                code=self.runner is not None,
+                problems=problems,
+            )
+            try:
+                response = await self.model.request(
+                    [{"role": "user", "content": prompt}],
+                    output=_Written,
+                    max_tokens=900,
+                    temperature=0.2,
+                )
+            except (OutputInvalid, ModelRefused) as error:
+                written.usage = written.usage + Usage(
+                    prompt_tokens=error.prompt_tokens, completion_tokens=error.completion_tokens
+                )
+                written.cost_usd += error.cost_usd
+                written.error = str(error)
+                break  # the model layer re-asked already; more would cost without helping
+            written.usage = written.usage + response.usage
+            written.cost_usd += response.cost_usd
+            kept, problems = await self._sift(response.data.checks, len(goals))
+            written.checks += [c for c in kept if c not in written.checks]
+            written.discarded += problems
+            if not problems:
+                break
+        written.checks = written.checks[:6]
+        if written.checks:
+            written.error = ""
+        elif not written.error:
+            written.error = "no usable check was written: " + "; ".join(written.discarded[-3:])
+        return written
+
+    async def _sift(self, checks: Sequence[Check], goals: int) -> tuple[list[Check], list[str]]:
+        kept, problems = [], []
+        for check in checks:
+            check = check.model_copy(update={"goal": min(check.goal, goals)})
+            if check.kind == "judged":
+                kept.append(check)
+                continue
+            problem = await self._problem(check)
+            if problem:
+                problems.append(f"the check {check.what!r} {problem}")
+            else:
+                kept.append(check)
+        return kept, problems
+
+    async def _problem(self, check: Check) -> str:
+        if self.runner is None:
+            return "is code, but code cannot run here: write judged checks only"
+        if not check.code.strip():
+            return "has no code"
+        try:
+            compile(check.code, "check.py", "exec")
+        except SyntaxError as error:
+            return f"is not valid Python: {error.msg} (line {error.lineno})"
+        result = await self.runner.run(check)
+        if result.passed:
+            return (
+                "passes on the workspace as it is now, before any work, so it cannot tell "
+                "done from not done: check the result the goal asks for"
+            )
+        if _error_name(result.output) not in MEANINGFUL_FAILURES:
+            return f"is broken: before any work it fails with {result.output}"
+        return ""
+
+
+class Judge:
+    """Judges the `judged` checks from the files the goals name, at task_complete."""
+
+    def __init__(self, model: Model) -> None:
+        self.model = model
+
+    async def judge(
+        self,
+        check: Check,
+        task: str,
+        goals: Sequence[str],
+        workspace: Workspace,
+        spent: BudgetSpent,
+    ) -> CheckResult:
+        prompt = render(
+            "autonoma.agent",
+            "judge_check.j2",
+            criterion=check.what,
+            task=task,
+            files=_contents(workspace, [task, *goals]),
+        )
+        answer = await ask(
+            self.model, prompt, spent, output=_Judgement, max_tokens=200, temperature=0.0
+        )
+        if isinstance(answer, ModelError):
+            return CheckResult(check, False, f"the judge gave no usable answer: {answer}")
+        judgement: _Judgement = answer.data
+        return CheckResult(check, judgement.passed, f"judged: {judgement.why}")
+
+
+def _peek(workspace: Workspace, texts: Sequence[str], most: int = 12) -> list[str]:
+    """The workspace's files for the check writer: each with its first lines, so a check can
+    name the right file, column and format."""
+    shown = []
+    for name in workspace.files()[:most]:
+        try:
+            text = workspace.resolve(name).read_text(encoding="utf-8", errors="replace")
+        except (OSError, WorkspaceError):
+            continue
+        lines = text.splitlines()
+        head = "\n".join("    " + line[:120] for line in lines[:6])
+        more = f"\n    ... ({len(lines)} lines in all)" if len(lines) > 6 else ""
+        shown.append(f"{name}:\n{head}{more}" if head else f"{name}: (empty)")
+    return shown
+
+
+def _contents(workspace: Workspace, texts: Sequence[str], limit: int = 3000) -> list[str]:
+    """The files the task and goals name, as they are now, for the judge (each cut)."""
+    shown = []
+    for name in named_files(texts):
+        try:
+            path = workspace.resolve(name)
+        except WorkspaceError:
+            continue
+        if not path.is_file():
+            shown.append(f"{name}: does not exist")
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        cut = f"\n[... {len(text) - limit} more characters]" if len(text) > limit else ""
+        shown.append(f"{name}:\n{text[:limit]}{cut}")
+    return shown
+
+
+def checks_to_text(checks: Sequence[Check]) -> str:
+    """The checks as a person edits them: a header line a check, its code below."""
+    parts = [
+        "# Acceptance checks. Each starts with a header line:\n"
+        "#   ## check (code|judged) [goal N]: what it checks\n"
+        "# A code check's Python follows its header; it passes when it runs without an error.\n"
+        "# Delete a check to drop it; leave the file empty to have no checks.\n"
+    ]
+    for check in checks:
+        goal = f" goal {check.goal}" if check.goal else ""
+        parts.append(f"## check {check.kind}{goal}: {check.what}\n{check.code.strip()}\n")
+    return "\n".join(parts)
+
+
+_HEADER = re.compile(r"^## check (code|judged)(?: goal (\d+))?: (.+)$")
+
+
+def checks_from_text(text: str) -> list[Check]:
+    """Parse `checks_to_text`'s format back; ValueError naming the line that is wrong."""
+    checks: list[Check] = []
+    current: dict[str, object] | None = None
+    body: list[str] = []
+
+    def close() -> None:
+        if current is not None:
+            code = "\n".join(body).strip() if current["kind"] == "code" else ""
+            checks.append(Check.model_validate({**current, "code": code}))
+
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.startswith("## "):
+            match = _HEADER.match(line.strip())
+            if not match:
+                raise ValueError(f"line {number}: not a check header: {line.strip()!r}")
+            close()
+            kind, goal, what = match.groups()
+            current, body = {"kind": kind, "goal": int(goal or 0), "what": what.strip()}, []
+        elif current is None:
+            if line.strip() and not line.startswith("#"):
+                raise ValueError(f"line {number}: text before the first check header")
+        else:
+            body.append(line)
+    close()
+    for check in checks:
+        if check.kind == "code" and not check.code:
+            raise ValueError(f"the code check {check.what!r} has no code")
+    return checks
+
+
+def stored_checks(events: Sequence[EventRecord]) -> list[Check] | None:
+    """The run's checks from its events (the latest written or edited), None if none."""
+    found = None
+    for event in events:
+        if event.kind in ("checks_written", "checks_edited"):
+            found = [Check.model_validate(c) for c in event.data.get("checks", [])]
+    return found
+
+
+__all__ = [
+    "Check",
+    "CheckResult",
+    "CheckRunner",
+    "CheckWriter",
+    "Judge",
+    "Verdict",
+    "Written",
+    "checks_block",
+    "checks_from_text",
+    "checks_to_text",
+    "fingerprint",
+    "stored_checks",
+]

@@ -1,0 +1,239 @@
+"""The loop with acceptance checks: written before the first step, shown in the prompt's fixed
+head, run at task_complete (refused while one fails, incomplete after repeated claims), judged
+checks judged, the person's edits used, progress measured by them."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from autonoma.agent.approval import Decision
+from autonoma.agent.checks import Check
+from autonoma.agent.identity import AgentIdentity
+from autonoma.agent.session import RunSettings, create_run, run_agent
+from autonoma.llm import ScriptedModel
+from autonoma.runtime.budget import BudgetLimits
+from autonoma.runtime.store import EventRecord, RunRecord, RunStore
+from autonoma.runtime.store import RunStatus as Status
+from tests.agent.test_loop import act
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("bwrap") is None, reason="bubblewrap is not installed (apt-get install bubblewrap)"
+)
+
+GOAL = "Sort the lines of names.txt ignoring case into sorted.txt"
+IDENTITY = AgentIdentity(name="SortGPT", role="an AI that sorts files", goals=[GOAL])
+CHECK = {
+    "goal": 1,
+    "what": "sorted.txt holds names.txt's lines sorted ignoring case",
+    "kind": "code",
+    "code": "expected = sorted(open('names.txt').read().split(), key=str.lower)\n"
+    "got = open('sorted.txt').read().split()\n"
+    "assert got == expected, f'sorted.txt holds {got}, expected {expected}'",
+}
+RIGHT, WRONG = "Alice\nbob\ncarol\n", "Alice\ncarol\nbob\n"
+
+
+async def start(
+    tmp_path: Path,
+    script: list[Any],
+    *,
+    steps: int = 10,
+    approver: Any = None,
+    continuous: bool = True,
+    events: list[EventRecord] | None = None,
+) -> tuple[RunRecord, Status, str, RunStore, ScriptedModel]:
+    store = RunStore(tmp_path / "runs.db")
+    workspace = tmp_path / "ws"
+    workspace.mkdir(exist_ok=True)
+    (workspace / "names.txt").write_text("bob\nAlice\ncarol\n")
+    model = ScriptedModel(script)
+    settings = RunSettings(
+        model="scripted",
+        limits=BudgetLimits(max_steps=steps),
+        continuous=continuous,
+        memory=False,
+        tools={"groups": []},
+    )
+    run, _ = await create_run(store, model, GOAL, settings, workspace=workspace, identity=IDENTITY)
+    listeners = [events.append] if events is not None else None
+    outcome = await run_agent(store, model, run, approver=approver, listeners=listeners)
+    return run, outcome.status, outcome.reason, store, model
+
+
+async def test_a_wrong_result_is_refused_and_the_right_one_completes(tmp_path: Path) -> None:
+    events: list[EventRecord] = []
+    run, status, _, store, model = await start(
+        tmp_path,
+        [
+            {"checks": [CHECK]},
+            act("write_file", path="sorted.txt", text=WRONG),
+            act("task_complete", reason="sorted.txt holds three lines"),
+            act("write_file", path="sorted.txt", text=RIGHT),
+            act("task_complete", reason="sorted.txt is sorted"),
+        ],
+        events=events,
+    )
+    assert status == "completed"
+    kinds = [e.kind for e in events]
+    assert kinds.index("checks_written") < kinds.index("step_intent")  # before any work
+    steps = store.steps(run.id)
+    refused = steps[1]
+    assert refused.command == "task_complete" and not refused.ok
+    assert "task_complete was refused: 1 of 1 acceptance checks fail" in refused.observation
+    assert "sorted.txt holds ['Alice', 'carol', 'bob']" in refused.observation
+    assert steps[3].ok and "(all 1 checks pass)" in steps[3].observation
+    runs = [e.data for e in events if e.kind == "checks_run"]
+    assert [r["passed"] for r in runs] == [False, True]
+    finished = events[-1].data
+    assert finished["acceptance"]["passed"] and finished["score"] == 1.0
+    # the checks are the prompt's fixed head, shown at every step
+    first, later = model.requests[1].messages[1].content, model.requests[4].messages[1].content
+    assert first.startswith("Acceptance checks, written from your goals before the work")
+    assert later.startswith(first.split("\n\nNothing has been done yet")[0])
+    assert "key=str.lower" in first
+
+
+async def test_claims_refused_again_and_again_end_the_run_incomplete(tmp_path: Path) -> None:
+    _, status, reason, _, _ = await start(
+        tmp_path,
+        [
+            {"checks": [CHECK]},
+            act("write_file", path="sorted.txt", text=WRONG),
+            act("task_complete", reason="done"),
+            act("write_file", path="sorted.txt", text="carol\nbob\nAlice\n"),
+            act("task_complete", reason="done now"),
+            act("read_file", path="sorted.txt"),
+            act("task_complete", reason="really done"),
+        ],
+    )
+    assert status == "incomplete"
+    assert reason.startswith("task_complete was refused 3 times; the last check: ")
+    assert "sorted.txt holds names.txt's lines sorted ignoring case FAILS" in reason
+
+
+async def test_a_run_out_of_steps_says_which_checks_still_fail(tmp_path: Path) -> None:
+    _, status, reason, _, _ = await start(
+        tmp_path,
+        [{"checks": [CHECK]}, act("write_file", path="sorted.txt", text=WRONG)],
+        steps=1,
+    )
+    assert status == "budget_exhausted"
+    assert reason.endswith("; 1 of 1 checks still fail")
+
+
+async def test_a_judged_check_is_judged_at_the_claim(tmp_path: Path) -> None:
+    judged = {"goal": 1, "what": "the names keep their spelling", "kind": "judged", "code": ""}
+    run, status, _, store, model = await start(
+        tmp_path,
+        [
+            {"checks": [CHECK, judged]},
+            act("write_file", path="sorted.txt", text="ALICE\nBOB\nCAROL\n"),
+            act("task_complete", reason="sorted"),
+            {"passed": False, "why": "the names were put in capitals"},
+            act("write_file", path="sorted.txt", text=RIGHT),
+            act("task_complete", reason="sorted"),
+            {"passed": True, "why": "the spelling is kept"},
+        ],
+    )
+    assert status == "completed"
+    refused = store.steps(run.id)[1].observation or ""
+    assert "2 of 2 acceptance checks fail" in refused
+    assert "judged: the names were put in capitals" in refused
+    judge_prompt = model.requests[3].messages[0].content
+    assert "the names keep their spelling" in judge_prompt and "ALICE" in judge_prompt
+
+
+async def test_the_person_edits_the_checks_in_approval_mode(tmp_path: Path) -> None:
+    class Reviewer:
+        def __init__(self) -> None:
+            self.seen: list[Check] = []
+
+        async def __call__(self, request: Any) -> Decision:
+            return Decision(kind="yes")
+
+        async def review_checks(self, checks: list[Check]) -> list[Check]:
+            self.seen = checks
+            return [
+                Check(
+                    goal=1,
+                    what="sorted.txt starts with Alice",
+                    code=("assert open('sorted.txt').read().startswith('Alice')"),
+                )
+            ]
+
+    events: list[EventRecord] = []
+    reviewer = Reviewer()
+    _, status, _, _, _ = await start(
+        tmp_path,
+        [
+            {"checks": [CHECK]},
+            act("write_file", path="sorted.txt", text=WRONG),
+            act("task_complete", reason="done"),
+        ],
+        approver=reviewer,
+        continuous=False,
+        events=events,
+    )
+    assert [c.what for c in reviewer.seen] == [CHECK["what"]]
+    assert status == "completed"  # by the person's check, which the wrong order passes
+    edited = [e for e in events if e.kind == "checks_edited"]
+    assert edited and edited[0].data["checks"][0]["what"] == "sorted.txt starts with Alice"
+
+
+async def test_without_usable_checks_completion_falls_back_to_the_named_files(
+    tmp_path: Path,
+) -> None:
+    events: list[EventRecord] = []
+    _, status, _, _, _ = await start(
+        tmp_path,
+        [
+            *["no json here"] * 3,
+            act("task_complete", reason="nothing written"),
+            act("write_file", path="sorted.txt", text=WRONG),
+            act("task_complete", reason="written"),
+        ],
+        events=events,
+    )
+    assert status == "completed"  # the old rule: the named file exists
+    failed = [e for e in events if e.kind == "checks_failed"]
+    assert failed and failed[0].data["error"]
+
+
+async def test_a_third_identical_command_in_a_row_is_refused_unrun(tmp_path: Path) -> None:
+    run, _, _, store, model = await start(
+        tmp_path,
+        [
+            {"checks": [CHECK]},
+            *[act("read_file", path="names.txt")] * 3,
+            act("write_file", path="sorted.txt", text=RIGHT),
+            act("task_complete", reason="sorted"),
+        ],
+    )
+    steps = store.steps(run.id)
+    assert [s.ok for s in steps[:3]] == [True, True, False]
+    assert steps[2].observation.startswith(
+        "refused: this is the third read_file with the same arguments in a row (steps 1 and 2"
+    )
+    third_prompt = model.requests[3].messages[1].content
+    assert "Step 2 repeated step 1: the same command with the same result." in third_prompt
+    assert third_prompt.rstrip().count("Step 2 repeated step 1") == 2  # in the step and at the end
+
+
+async def test_a_resumed_run_keeps_its_checks(tmp_path: Path) -> None:
+    run, status, _, store, _ = await start(
+        tmp_path, [{"checks": [CHECK]}, act("write_file", path="sorted.txt", text=WRONG)], steps=1
+    )
+    assert status == "budget_exhausted"
+    model = ScriptedModel(
+        [act("write_file", path="sorted.txt", text=RIGHT), act("task_complete", reason="ok")]
+    )
+    settings = RunSettings.model_validate(run.settings)
+    settings.limits = BudgetLimits(max_steps=5)
+    store.set_settings(run.id, settings.model_dump())
+    outcome = await run_agent(store, model, store.get_run(run.id))
+    assert outcome.status == "completed"  # no new checks were asked for: the script had none
+    assert sum(e.kind == "checks_written" for e in store.events(run.id)) == 1

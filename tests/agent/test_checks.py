@@ -1,0 +1,144 @@
+"""Acceptance checks: written before the work, run in the real sandbox against the workspace
+(read-only, the start readable through before()), sent back when they cannot fail."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from autonoma.agent.checks import (
+    Check,
+    CheckRunner,
+    CheckWriter,
+    checks_from_text,
+    checks_to_text,
+)
+from autonoma.llm import ScriptedModel
+from autonoma.tools import Workspace
+from autonoma.tools.sandbox import BubblewrapSandbox
+from autonoma.tools.settings import SandboxSettings
+
+needs_bwrap = pytest.mark.skipif(
+    shutil.which("bwrap") is None, reason="bubblewrap is not installed (apt-get install bubblewrap)"
+)
+
+SORTED = Check(
+    goal=1,
+    what="sorted.txt holds names.txt's lines sorted ignoring case",
+    code="expected = sorted(open('names.txt').read().split(), key=str.lower)\n"
+    "got = open('sorted.txt').read().split()\n"
+    "assert got == expected, f'sorted.txt holds {got}, expected {expected}'",
+)
+
+
+def code(what: str, source: str, goal: int = 1) -> dict[str, object]:
+    return {"goal": goal, "what": what, "kind": "code", "code": source}
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Workspace:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "names.txt").write_text("bob\nAlice\ncarol\n")
+    return Workspace(root)
+
+
+@pytest.fixture
+def runner(workspace: Workspace, tmp_path: Path) -> CheckRunner:
+    start = tmp_path / "start"
+    shutil.copytree(workspace.root, start)
+    return CheckRunner(BubblewrapSandbox(SandboxSettings()), workspace, start)
+
+
+def test_the_edit_format_round_trips_and_names_what_is_wrong() -> None:
+    judged = Check(goal=2, what="the poem is about rain", kind="judged")
+    text = checks_to_text([SORTED, judged])
+    assert checks_from_text(text) == [SORTED, judged]
+    assert checks_from_text("# only comments\n") == []
+    with pytest.raises(ValueError, match="line 2: not a check header"):
+        checks_from_text("# x\n## chek code: typo\n")
+    with pytest.raises(ValueError, match="has no code"):
+        checks_from_text("## check code goal 1: empty\n\n")
+
+
+@needs_bwrap
+async def test_a_check_fails_before_the_work_and_passes_after(
+    runner: CheckRunner, workspace: Workspace
+) -> None:
+    before = await runner.run(SORTED)
+    assert not before.passed and "FileNotFoundError" in before.output
+    (workspace.root / "sorted.txt").write_text("Alice\ncarol\nbob\n")
+    wrong = await runner.run(SORTED)
+    assert not wrong.passed
+    assert "AssertionError: sorted.txt holds ['Alice', 'carol', 'bob']" in wrong.output
+    (workspace.root / "sorted.txt").write_text("Alice\nbob\ncarol\n")
+    assert (await runner.run(SORTED)).passed
+
+
+@needs_bwrap
+async def test_a_check_cannot_change_the_workspace_and_sees_the_start(
+    runner: CheckRunner, workspace: Workspace
+) -> None:
+    (workspace.root / "names.txt").write_text("changed\n")
+    writes = Check(what="tries to write", code="open('names.txt', 'w').write('gone')")
+    result = await runner.run(writes)
+    assert not result.passed and "Read-only file system" in result.output
+    assert (workspace.root / "names.txt").read_text() == "changed\n"
+    start = Check(
+        what="reads the start", code="assert before('names.txt') == 'bob\\nAlice\\ncarol\\n'"
+    )
+    assert (await runner.run(start)).passed
+    (workspace.root / "mod.py").write_text("def f():\n    return 3\n")
+    imports = Check(
+        what="imports a module of the workspace", code="from mod import f\nassert f() == 3"
+    )
+    assert (await runner.run(imports)).passed
+
+
+@needs_bwrap
+async def test_a_check_that_cannot_fail_or_is_broken_is_sent_back(
+    runner: CheckRunner, workspace: Workspace
+) -> None:
+    model = ScriptedModel(
+        [
+            {
+                "checks": [
+                    code("names.txt exists", "import os\nassert os.path.exists('names.txt')"),
+                    code("uses a name it never set", "assert result == 3"),
+                    code("not Python", "assert (("),
+                ]
+            },
+            {"checks": [SORTED.model_dump()]},
+        ]
+    )
+    written = await CheckWriter(model, runner).write(
+        "Sort names.txt ignoring case into sorted.txt", ["Write sorted.txt"], workspace
+    )
+    assert written.checks == [SORTED]
+    assert len(written.discarded) == 3
+    assert "passes on the workspace as it is now" in written.discarded[0]
+    assert "is broken" in written.discarded[1] and "NameError" in written.discarded[1]
+    assert "is not valid Python" in written.discarded[2]
+    reask = model.requests[1].messages[0].content
+    assert "Your last checks had problems" in reask and "cannot tell done" in reask
+    first = model.requests[0].messages[0].content
+    assert "names.txt:\n    bob\n    Alice" in first  # the writer sees the files it checks
+    assert written.usage.total_tokens > 0
+
+
+async def test_without_a_sandbox_only_judged_checks_are_kept(workspace: Workspace) -> None:
+    judged = {"goal": 1, "what": "the list reads well", "kind": "judged", "code": ""}
+    model = ScriptedModel([{"checks": [code("x", "assert False"), judged]}, {"checks": [judged]}])
+    written = await CheckWriter(model, None).write("Tidy the list", ["Tidy names.txt"], workspace)
+    assert [c.kind for c in written.checks] == ["judged"]
+    assert "code cannot run here" in written.discarded[0]
+    assert 'Write 1 to 4 "judged" checks' in model.requests[0].messages[0].content
+
+
+async def test_a_model_that_never_writes_usable_checks_is_reported(workspace: Workspace) -> None:
+    model = ScriptedModel(["not json at all"] * 3)  # the model layer's own two re-asks
+    written = await CheckWriter(model, None).write("x", ["y"], workspace)
+    assert written.checks == [] and written.error
+    assert model.remaining == 0  # and no further round of its own

@@ -1,0 +1,55 @@
+"""The everyday benchmark's goals: each checker fails on the start and passes on the reference
+solution, and is strict about what a wrong answer looks like."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bench.everyday_goals import BY_NAME, GOALS, Goal
+
+
+def test_there_are_at_least_thirty_goals_with_distinct_names() -> None:
+    assert len(GOALS) >= 30
+    assert len(BY_NAME) == len(GOALS)
+
+
+@pytest.mark.parametrize("goal", GOALS, ids=lambda goal: goal.name)
+def test_each_checker_fails_on_the_start_and_passes_after_the_solution(
+    goal: Goal, tmp_path: Path
+) -> None:
+    goal.setup(tmp_path)
+    assert not goal.check(tmp_path)
+    goal.solve(tmp_path)
+    assert goal.check(tmp_path)
+
+
+def test_a_case_sensitive_sort_fails(tmp_path: Path) -> None:
+    goal = BY_NAME["sort_ignore_case"]
+    goal.setup(tmp_path)
+    (tmp_path / "sorted.txt").write_text("Alice\nDave\nFrank\nbob\ncarol\neve\n")
+    assert not goal.check(tmp_path)
+
+
+def test_numbers_returned_as_strings_fail(tmp_path: Path) -> None:
+    goal = BY_NAME["parse_numbers_function"]
+    (tmp_path / "nums.py").write_text(
+        "import re\n\ndef parse_numbers(text):\n    return re.findall(r'\\d+', text)\n"
+    )
+    assert not goal.check(tmp_path)
+
+
+def test_a_function_that_hangs_or_crashes_fails(tmp_path: Path) -> None:
+    goal = BY_NAME["fizzbuzz_function"]
+    (tmp_path / "fizz.py").write_text("def fizzbuzz(n):\n    raise ValueError(n)\n")
+    assert not goal.check(tmp_path)
+    (tmp_path / "fizz.py").write_text("while True:\n    pass\n")
+    assert not goal.check(tmp_path)
+
+
+def test_the_first_of_three_chained_instructions_alone_fails(tmp_path: Path) -> None:
+    goal = BY_NAME["chained_instructions"]
+    goal.setup(tmp_path)
+    (tmp_path / "answer.txt").write_text("apple\n")
+    assert not goal.check(tmp_path)
