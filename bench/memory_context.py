@@ -36,7 +36,6 @@ from autonoma.memory.context import step_text
 from autonoma.memory.embeddings import MiniLMEmbedder
 from autonoma.runtime.budget import BudgetLimits
 from autonoma.runtime.store import RunStore
-from autonoma.tools import Workspace
 from bench.common import write_result
 
 IDENTITY = AgentIdentity(
@@ -121,7 +120,6 @@ async def report(store: RunStore, run_id: str, real: EmbeddedModel, **extra: Any
         real, default_tools(memory=True), store, config=AgentConfig(checks=False, continuous=True)
     )
     identity = AgentIdentity.model_validate(run.identity)
-    workspace = Workspace(Path(run.workspace))
     system = {"role": "system", "content": agent.system_prompt(run, identity)}
     baseline = []
     for n in range(10, len(steps) + 1, 10):
