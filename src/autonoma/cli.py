@@ -346,6 +346,12 @@ def run(
         help="continuous runs: do not ask before risky commands once web or API content is "
         "in the context",
     ),
+    actions: str = typer.Option(
+        "json",
+        "--actions",
+        help="json: one command a step; code: a short Python program a step that calls the "
+        "tools as functions, run in the sandbox (CodeAct)",
+    ),
     checks: bool = typer.Option(
         True,
         "--checks/--no-checks",
@@ -367,6 +373,7 @@ def run(
         (planner, ("decompose", "tot", "pddl"), "--planner"),
         (tot_rate, ("value", "vote"), "--tot-rate"),
         (tot_search, ("bfs", "dfs"), "--tot-search"),
+        (actions, ("json", "code"), "--actions"),
     ):
         if value not in allowed:
             raise typer.BadParameter(f"{option} is one of {', '.join(allowed)}, not {value!r}")
@@ -397,6 +404,7 @@ def run(
             "tot_rate": tot_rate,
             "tot_search": tot_search,
             "checks": checks,
+            "actions": actions,
         }
     )
     check_placement(settings)  # an unreachable Ray cluster fails here, before the run exists

@@ -221,6 +221,13 @@ class LiveView:
         if thoughts.get("speak"):
             self.console.print(Text(f"  says: {short(thoughts['speak'], 200)}"))
         command = command_line(data.get("command", ""), data.get("arguments", {}))
+        if data.get("command") == "python":  # a program: its lines, as written
+            lines = command.splitlines()[1:]
+            for line in lines[:20]:
+                self.console.print(Text(f"  | {line}", style="bold"))
+            if len(lines) > 20:
+                self.console.print(Text(f"  | ... {len(lines) - 20} more lines", style="dim"))
+            return
         self.console.print(Text(f"  $ {short(command, 300)}", style="bold"))
 
 

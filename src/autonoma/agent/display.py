@@ -27,7 +27,10 @@ def neutralise_lines(text: str) -> str:
 
 
 def command_line(command: str, arguments: dict[str, Any]) -> str:
-    """`write_file(path="a.txt", text="...")`, literally, with every control neutralised."""
+    """`write_file(path="a.txt", text="...")`, literally, with every control neutralised; a
+    code step's program as its lines."""
+    if command == "python" and list(arguments) == ["code"]:
+        return "python:\n" + neutralise_lines(str(arguments["code"]))
     args = ", ".join(
         f"{name}={json.dumps(value, ensure_ascii=False)}" for name, value in arguments.items()
     )

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from autonoma.agent.acceptance import Acceptance
 from autonoma.agent.action import Action, action_schema, parse_action
@@ -25,6 +25,14 @@ from autonoma.agent.checks import (
     Verdict,
     checks_block,
     stored_checks,
+)
+from autonoma.agent.code_actions import (
+    PROGRAM,
+    functions,
+    named_tools,
+    parse_program,
+    program_schema,
+    report,
 )
 from autonoma.agent.completion import unmet_deliverables
 from autonoma.agent.hindsight import Attempt, trial_attempts, worst_to_best
@@ -58,10 +66,13 @@ from autonoma.runtime.budget import (
 from autonoma.runtime.store import EventRecord, RunRecord, RunStatus, RunStore, StepRecord
 from autonoma.templating import render
 from autonoma.tools import Risk, Tool, ToolContext, ToolRegistry, ToolResult, Workspace
+from autonoma.tools.bridge import run_program
 from autonoma.tools.retrieval import ToolRetriever, imagine_tool, step_query
-from autonoma.tools.sandbox import Sandbox
+from autonoma.tools.sandbox import Sandbox, SandboxError
 
 EventListener = Callable[[EventRecord], None]
+
+_RISK_ORDER = [Risk.READ, Risk.WRITE, Risk.NETWORK, Risk.EXECUTE]
 
 INTERRUPTED = (
     "interrupted: the run stopped while {command} was running, so it may or may not have taken "
@@ -104,6 +115,9 @@ class AgentConfig:
     checks: bool = True
     # Claims of completion refused by the checks before the run ends as incomplete.
     max_claims: int = 3
+    # json: each step one command as JSON; code: each step a short Python program calling
+    # the tools as functions, run in the sandbox (agent/code_actions.py)
+    actions: Literal["json", "code"] = "json"
 
 
 @dataclass
@@ -510,12 +524,14 @@ class Agent:
     def system_prompt(self, run: RunRecord, identity: AgentIdentity) -> str:
         """The run's fixed instructions: who, the goals, the commands. Nothing in it changes
         from step to step, so a prompt cache keeps it (what changes is in `closing`)."""
+        code = self.config.actions == "code"
         return render(
             "autonoma.agent",
-            "system.j2",
+            "system_code.j2" if code else "system.j2",
             identity=identity,
             task=run.goal,
             tools=self._offered,
+            functions=[line for _, line in functions(self._offered).values()] if code else [],
             approval=not self.config.continuous,
             outside=self._outside_from is not None,
         )
@@ -582,6 +598,7 @@ class Agent:
             files=listing,
             missing=missing,
             checks=self._acceptance is not None,
+            code=self.config.actions == "code",
             budget_left=describe_left(
                 self.config.limits, self._budget.spent if self._budget else spent
             ),
@@ -641,7 +658,8 @@ class Agent:
         )
         if response.attempts == 1:  # a re-ask's usage adds up several prompts
             self.count.observe(assembled.tokens, response.usage.prompt_tokens)
-        action = parse_action(response.data)
+        code = self.config.actions == "code"
+        action = parse_program(response.data) if code else parse_action(response.data)
         usage = response.usage
         step = StepRecord(
             run_id=run.id,
@@ -679,7 +697,10 @@ class Agent:
         else:
             result, denied = await self._act(run.id, n, action, context)
         if result.final:
-            result = await self._claim(run, identity, workspace, result, n, spent)
+            claimed = await self._claim(run, identity, workspace, result, n, spent)
+            if code and not claimed.ok:  # the program's output stays in view with the refusal
+                claimed = ToolResult(False, f"{result.output}\n{claimed.output}")
+            result = claimed
         observation = truncate(result.output, self.config.max_observation_chars)
         status = "denied" if denied else "done"
         step = step.model_copy(
@@ -889,6 +910,8 @@ class Agent:
         return response.text
 
     def _schema(self) -> dict[str, Any]:
+        if self.config.actions == "code":
+            return program_schema()
         key = tuple(tool.name for tool in self._offered)
         if key not in self._schemas:
             self._schemas[key] = action_schema(self._offered)
@@ -928,12 +951,12 @@ class Agent:
         self, run_id: str, n: int, action: Action, context: ToolContext
     ) -> tuple[ToolResult, bool]:
         """The tool's result, and whether the person denied it (then it did not run)."""
+        if self.config.actions == "code" and action.command == PROGRAM:
+            return await self._run_program(run_id, n, action, context)
         tool = self.tools.get(action.command)
         if tool is None:  # only possible with an unconstrained backend that slipped
             return ToolResult(False, f"error: there is no command {action.command!r}"), False
-        reason = ""
-        if self._outside_from is not None and self.config.approve_after_untrusted:
-            reason = f"outside content entered the context at step {self._outside_from}"
+        reason = self._untrusted_reason()
         if tool.risk is not Risk.READ and (reason or not self.config.continuous):
             decision = await self._approve(run_id, n, action, tool.risk, reason)
             if decision.kind == "no":
@@ -942,6 +965,68 @@ class Agent:
                 said = f"the person did not run {action.command} and said: {decision.feedback}"
                 return ToolResult(False, said), True
         return await tool.run(context, action.arguments), False
+
+    async def _run_program(
+        self, run_id: str, n: int, action: Action, context: ToolContext
+    ) -> tuple[ToolResult, bool]:
+        """A code step: the program, approved as a whole if it names a risky tool and needs
+        a person, run in the sandbox with the offered tools as functions."""
+        if self.sandbox is None:
+            return ToolResult(False, "error: code actions need the sandbox (bubblewrap)"), False
+        code = str(action.arguments.get("code", ""))
+        names = functions(self._offered)
+        risks = {t.name: t.risk for t in self._offered}
+        risky = {name for name in named_tools(code, names) if risks[name] is not Risk.READ}
+        outside_before = self._outside_from
+        if risky:
+            reason = self._untrusted_reason()
+            if reason or not self.config.continuous:
+                worst = max((risks[name] for name in risky), key=_RISK_ORDER.index)
+                decision = await self._approve(run_id, n, action, worst, reason)
+                if decision.kind == "no":
+                    return ToolResult(False, "the person refused to run the program"), True
+                if decision.kind == "feedback":
+                    said = f"the person did not run the program and said: {decision.feedback}"
+                    return ToolResult(False, said), True
+        flags = {"claimed": False, "untrusted": False}
+
+        async def call(name: str, arguments: dict[str, Any]) -> ToolResult:
+            tool = self.tools.get(name)
+            if tool is None:
+                return ToolResult(False, f"error: there is no command {name!r}")
+            if tool.risk is not Risk.READ:
+                if name not in risky:
+                    return ToolResult(False, f"refused: call {name} by its name in the program")
+                if self._outside_from != outside_before and self.config.approve_after_untrusted:
+                    return ToolResult(
+                        False,
+                        f"refused: outside content entered during this program, so {name} "
+                        "needs the person's approval: call it in a program of its own",
+                    )
+            result = await tool.run(context, arguments)
+            if result.untrusted:
+                flags["untrusted"] = True
+                self._outside_from = self._outside_from or n
+            flags["claimed"] = flags["claimed"] or result.final
+            return result
+
+        try:
+            program = await run_program(
+                self.sandbox, context.workspace.root, code, self._offered, call
+            )
+        except SandboxError as error:
+            return ToolResult(False, f"error: the program could not start: {error}"), False
+        output = report(program, self.config.max_observation_chars)
+        ok = program.sandbox.ok
+        if flags["claimed"] and not ok:
+            output += "\n(task_complete was called, but the program then failed: not checked)"
+        final = flags["claimed"] and ok
+        return ToolResult(ok, output, final=final, untrusted=flags["untrusted"]), False
+
+    def _untrusted_reason(self) -> str:
+        if self._outside_from is not None and self.config.approve_after_untrusted:
+            return f"outside content entered the context at step {self._outside_from}"
+        return ""
 
     async def _approve(
         self, run_id: str, n: int, action: Action, risk: Risk, reason: str = ""

@@ -84,6 +84,8 @@ class RunSettings(BaseModel):
     trials: int = Field(2, ge=1, le=5)  # with self_reflect: attempts at the task in one run
     # acceptance checks written from the goals before the work; task_complete needs them passed
     checks: bool = True
+    # json: one command a step; code: a short Python program a step, calling the tools
+    actions: Literal["json", "code"] = "json"
 
     def agent_config(self, limits: BudgetLimits) -> AgentConfig:
         """The agent loop's configuration for one run (or task) of these settings."""
@@ -96,6 +98,7 @@ class RunSettings(BaseModel):
             self_reflect=self.self_reflect,
             trials=self.trials,
             checks=self.checks,
+            actions=self.actions,
         )
 
 
@@ -159,14 +162,16 @@ def open_sandbox(settings: RunSettings) -> OpenedSandbox:
 
 
 def checks_sandbox(settings: RunSettings, sandbox: OpenedSandbox) -> Sandbox | None:
-    """Where the run's acceptance checks run: its code sandbox, or one opened for the checks
-    alone when the code commands are not offered; None when none can run here (then only
-    judged checks are written)."""
-    if sandbox[0] is not None or not settings.checks:
+    """Where the run's acceptance checks and code actions run: its code sandbox, or one
+    opened for them when the code commands are not offered; None when none can run here
+    (then only judged checks are written). Code actions without one are a ConfigError."""
+    if sandbox[0] is not None or not (settings.checks or settings.actions == "code"):
         return sandbox[0]
     try:
         return make_sandbox(settings.tools.sandbox)
-    except SandboxUnavailable:
+    except SandboxUnavailable as error:
+        if settings.actions == "code":
+            raise ConfigError(f"--actions code runs programs in the sandbox: {error}") from None
         return None
 
 

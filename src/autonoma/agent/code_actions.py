@@ -1,0 +1,116 @@
+"""Code actions (CodeAct, smolagents' CodeAgent): each step the model writes a short Python
+program instead of one JSON command. The program runs in the sandbox (tools/bridge.py) with
+every tool a function that the host runs through the same policy as a JSON command; what it
+prints comes back as the step's result. The workspace is read-only to the program, so every
+change it makes goes through a tool, where approval applies.
+
+Policy, before the program runs: the tools it names that are not read-only are found in its
+source; if any needs the person's approval (approval mode, or outside content in the context),
+the whole program is shown and approved once. A risky tool the program reaches without naming
+it (through getattr, say) is refused when called.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from autonoma.agent.action import THOUGHT_FIELDS, Action, Thoughts
+from autonoma.tools import Tool
+from autonoma.tools.bridge import ProgramResult, tool_functions
+
+PROGRAM = "python"  # the command a code step is stored under; its argument is "code"
+CODE_CHARS = 3000
+CALL_LINES = 8  # tool calls listed in a step's result, at most
+
+
+def program_schema() -> dict[str, Any]:
+    """The answer of a code step: the same thoughts as a JSON step, then the program."""
+    thoughts = {
+        "type": "object",
+        "properties": {
+            field: {"type": "string", "maxLength": limit} for field, limit in THOUGHT_FIELDS.items()
+        },
+        "required": list(THOUGHT_FIELDS),
+        "additionalProperties": False,
+    }
+    return {
+        "type": "object",
+        "properties": {
+            "thoughts": thoughts,
+            "code": {"type": "string", "minLength": 1, "maxLength": CODE_CHARS},
+        },
+        "required": ["thoughts", "code"],
+        "additionalProperties": False,
+    }
+
+
+def parse_program(data: dict[str, Any]) -> Action:
+    return Action(
+        thoughts=Thoughts.model_validate(data["thoughts"]),
+        command=PROGRAM,
+        arguments={"code": str(data["code"])},
+    )
+
+
+def functions(tools: Sequence[Tool]) -> dict[str, tuple[str, str]]:
+    """Each tool's function as the program sees it: python name -> (tool name, one line
+    for the prompt: signature and the first sentence of the description)."""
+    found: dict[str, tuple[str, str]] = {}
+    for node in ast.parse(tool_functions(tools)).body:
+        if not isinstance(node, ast.FunctionDef):
+            continue
+        ret = node.body[-1]
+        call = ret.value if isinstance(ret, ast.Return) else None
+        if not (isinstance(call, ast.Call) and isinstance(call.args[0], ast.Constant)):
+            continue
+        params = ast.unparse(node.args).replace(" = DEFAULT", "=None")
+        doc = (ast.get_docstring(node) or "").split("\n\n")[0]
+        doc = " ".join(doc.split())
+        found[node.name] = (str(call.args[0].value), f"{node.name}({params}): {doc}")
+    return found
+
+
+def named_tools(code: str, names: dict[str, tuple[str, str]]) -> set[str]:
+    """The tools a program names (by its function names), as far as its source shows."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return set()
+    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    return {names[n][0] for n in used if n in names}
+
+
+def report(result: ProgramResult, limit: int) -> str:
+    """What the model reads after its program: the exit, what it printed, the error's end,
+    and the tool calls it made."""
+    box = result.sandbox
+    lines = [f"exit code {box.exit_code}" + (f"; {box.stopped}" if box.stopped else "")]
+    printed = box.stdout.rstrip()
+    lines.append(f"printed:\n{printed}" if printed else "printed nothing")
+    if box.stderr.strip():
+        lines.append("error:\n" + _last_lines(box.stderr, 12))
+    if result.calls:
+        shown = [_call_line(c.name, c.arguments, c.result.ok, c.result.output)
+                 for c in result.calls[:CALL_LINES]]  # fmt: skip
+        more = len(result.calls) - CALL_LINES
+        lines.append("tool calls: " + "; ".join(shown) + (f"; and {more} more" if more > 0 else ""))
+    text = "\n".join(lines)
+    return text if len(text) <= limit else text[:limit] + "\n[cut]"
+
+
+def _call_line(name: str, arguments: dict[str, Any], ok: bool, output: str) -> str:
+    args = ", ".join(f"{k}={_short(repr(v), 30)}" for k, v in arguments.items())
+    first = _short(output.strip().splitlines()[0] if output.strip() else "", 80)
+    return f"{name}({args}) {'ok' if ok else 'failed'}: {first}"
+
+
+def _short(text: str, limit: int) -> str:
+    text = re.sub(r"\s+", " ", text)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _last_lines(text: str, count: int) -> str:
+    return "\n".join(text.rstrip().splitlines()[-count:])
