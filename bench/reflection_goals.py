@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-Files = dict[str, str]
+Files = dict[str, str | None]  # None: the file is deleted
 
 
 def normalise(text: str) -> str:
@@ -80,6 +80,9 @@ class ReflectionGoal:
 def write(workspace: Path, files: Files) -> None:
     for name, text in files.items():
         path = workspace / name
+        if text is None:
+            path.unlink(missing_ok=True)
+            continue
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
 

@@ -208,15 +208,15 @@ async def test_a_third_identical_command_in_a_row_is_refused_unrun(tmp_path: Pat
         tmp_path,
         [
             {"checks": [CHECK]},
-            *[act("read_file", path="names.txt")] * 3,
+            *[act("read_file", path="names.txt")] * 4,
             act("write_file", path="sorted.txt", text=RIGHT),
             act("task_complete", reason="sorted"),
         ],
     )
     steps = store.steps(run.id)
-    assert [s.ok for s in steps[:3]] == [True, True, False]
+    assert [s.ok for s in steps[:4]] == [True, True, False, False]  # refused while it asks
     assert steps[2].observation.startswith(
-        "refused: this is the third read_file with the same arguments in a row (steps 1 and 2"
+        "refused: this is the third read_file with the same arguments in a row: steps 1 and 2"
     )
     third_prompt = model.requests[3].messages[1].content
     assert "Step 2 repeated step 1: the same command with the same result." in third_prompt

@@ -13,7 +13,10 @@ from pydantic import BaseModel
 
 from autonoma.tools import Tool
 
-THOUGHT_FIELDS = {"text": 160, "reasoning": 160, "plan": 120, "criticism": 120, "speak": 80}
+# Characters a thought may take. The embedded model writes about 10 tokens a second here, so
+# every 40 characters cost about a second a step; the limits cut only its longest rambles
+# (docs/benchmarks.md, "what each thought costs").
+THOUGHT_FIELDS = {"text": 120, "reasoning": 120, "plan": 100, "criticism": 80, "speak": 60}
 
 
 class Thoughts(BaseModel):

@@ -371,19 +371,22 @@ class Monitor:
 
 
 def third_in_a_row(steps: Sequence[StepRecord], action: Action) -> str:
-    """Why `action` is refused without running: the last two steps ran the same command with
-    the same arguments and got the same result, so a third would learn nothing ("" if not)."""
-    last = [s for s in steps if s.status != "invalid"][-2:]
-    if len(last) < 2 or any(
-        (s.command, s.arguments) != (action.command, action.arguments) for s in last
-    ):
-        return ""
-    if last[0].observation != last[1].observation:
+    """Why `action` is refused without running ("" if it is not): the steps just before it
+    all ask for the same command with the same arguments, and the last two of them that ran
+    got the same result, so running it again would learn nothing. It stays refused for as
+    long as the model keeps asking."""
+    streak = []
+    for step in reversed([s for s in steps if s.status != "invalid"]):
+        if (step.command, step.arguments) != (action.command, action.arguments):
+            break
+        streak.append(step)
+    ran = [s for s in streak if not (s.observation or "").startswith(REFUSED_REPEAT)]
+    if len(ran) < 2 or ran[0].observation != ran[1].observation:
         return ""
     return (
-        f"{REFUSED_REPEAT} {action.command} with the same arguments in a row (steps "
-        f"{last[0].n} and {last[1].n} ran it and got the same result), so it was not run "
-        "again. Choose a different command."
+        f"{REFUSED_REPEAT} {action.command} with the same arguments in a row: steps "
+        f"{ran[1].n} and {ran[0].n} ran it and got the same result, shown above, so it was not "
+        "run again. Use that result and choose a different command."
     )
 
 
