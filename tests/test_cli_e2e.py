@@ -38,10 +38,11 @@ def test_smollm2_through_the_cli_stores_steps_and_exits_cleanly(tmp_path: Path) 
         "--json",
         timeout=900,
     )
-    assert result.returncode in (0, 3), result.stderr  # completed, or out of steps
+    # completed, out of steps, or its claims refused by the checks
+    assert result.returncode in (0, 3, 4), result.stderr
     assert "Traceback" not in result.stderr
     outcome = json.loads(result.stdout)
-    assert outcome["status"] in ("completed", "budget_exhausted")
+    assert outcome["status"] in ("completed", "budget_exhausted", "incomplete")
     shown = show(home, outcome["run_id"])
     steps = shown["steps"]
     assert 1 <= len(steps) <= 3

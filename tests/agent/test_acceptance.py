@@ -131,6 +131,7 @@ async def test_a_judged_check_is_judged_at_the_claim(tmp_path: Path) -> None:
         tmp_path,
         [
             {"checks": [CHECK, judged]},
+            {"passed": False, "why": "sorted.txt does not exist yet"},  # not met before work
             act("write_file", path="sorted.txt", text="ALICE\nBOB\nCAROL\n"),
             act("task_complete", reason="sorted"),
             {"passed": False, "why": "the names were put in capitals"},
@@ -143,7 +144,7 @@ async def test_a_judged_check_is_judged_at_the_claim(tmp_path: Path) -> None:
     refused = store.steps(run.id)[1].observation or ""
     assert "2 of 2 acceptance checks fail" in refused
     assert "judged: the names were put in capitals" in refused
-    judge_prompt = model.requests[3].messages[0].content
+    judge_prompt = model.requests[4].messages[0].content
     assert "the names keep their spelling" in judge_prompt and "ALICE" in judge_prompt
 
 

@@ -12,10 +12,12 @@ from autonoma.agent.checks import (
     Check,
     CheckRunner,
     CheckWriter,
+    Judge,
     checks_from_text,
     checks_to_text,
 )
 from autonoma.llm import ScriptedModel
+from autonoma.runtime.budget import BudgetSpent as SPENT
 from autonoma.tools import Workspace
 from autonoma.tools.sandbox import BubblewrapSandbox
 from autonoma.tools.settings import SandboxSettings
@@ -114,7 +116,7 @@ async def test_a_check_that_cannot_fail_or_is_broken_is_sent_back(
         ]
     )
     written = await CheckWriter(model, runner).write(
-        "Sort names.txt ignoring case into sorted.txt", ["Write sorted.txt"], workspace
+        "Sort names.txt ignoring case into sorted.txt", ["Write sorted.txt"], workspace, SPENT()
     )
     assert written.checks == [SORTED]
     assert len(written.discarded) == 3
@@ -131,7 +133,9 @@ async def test_a_check_that_cannot_fail_or_is_broken_is_sent_back(
 async def test_without_a_sandbox_only_judged_checks_are_kept(workspace: Workspace) -> None:
     judged = {"goal": 1, "what": "the list reads well", "kind": "judged", "code": ""}
     model = ScriptedModel([{"checks": [code("x", "assert False"), judged]}, {"checks": [judged]}])
-    written = await CheckWriter(model, None).write("Tidy the list", ["Tidy names.txt"], workspace)
+    written = await CheckWriter(model, None).write(
+        "Tidy the list", ["Tidy names.txt"], workspace, SPENT()
+    )
     assert [c.kind for c in written.checks] == ["judged"]
     assert "code cannot run here" in written.discarded[0]
     assert 'Write 1 to 4 "judged" checks' in model.requests[0].messages[0].content
@@ -139,6 +143,28 @@ async def test_without_a_sandbox_only_judged_checks_are_kept(workspace: Workspac
 
 async def test_a_model_that_never_writes_usable_checks_is_reported(workspace: Workspace) -> None:
     model = ScriptedModel(["not json at all"] * 3)  # the model layer's own two re-asks
-    written = await CheckWriter(model, None).write("x", ["y"], workspace)
+    written = await CheckWriter(model, None).write("x", ["y"], workspace, SPENT())
     assert written.checks == [] and written.error
     assert model.remaining == 0  # and no further round of its own
+
+
+async def test_a_judged_check_already_met_before_the_work_is_sent_back(
+    workspace: Workspace,
+) -> None:
+    vacuous = {"goal": 1, "what": "the workspace is not empty", "kind": "judged", "code": ""}
+    real = {"goal": 1, "what": "tidy.txt lists the names tidily", "kind": "judged", "code": ""}
+    model = ScriptedModel(
+        [
+            {"checks": [vacuous]},
+            {"passed": True, "why": "names.txt is there"},  # judged on the start: met already
+            {"checks": [real]},
+            {"passed": False, "why": "tidy.txt does not exist"},
+        ]
+    )
+    spent = SPENT()
+    written = await CheckWriter(model, None, judge=Judge(model)).write(
+        "Tidy the list into tidy.txt", ["Write tidy.txt"], workspace, spent
+    )
+    assert [c.what for c in written.checks] == ["tidy.txt lists the names tidily"]
+    assert "is met already, before any work" in written.discarded[0]
+    assert spent.prompt_tokens > 0  # the judge's calls are charged as they are made

@@ -221,16 +221,27 @@ def _error_name(output: str) -> str:
 
 class CheckWriter:
     """Asks the model for the checks and keeps those that fail on the workspace as it is now,
-    before any work, for a reason that means something (re-asking with the problems quoted)."""
+    before any work, for a reason that means something: code checks are run, judged ones
+    judged. Problems are quoted back and the checks written again; the round that kept the
+    most is kept."""
 
-    def __init__(self, model: Model, runner: CheckRunner | None, *, reasks: int = 2) -> None:
+    def __init__(
+        self, model: Model, runner: CheckRunner | None, *, judge: Judge | None = None,
+        reasks: int = 2,
+    ) -> None:  # fmt: skip
         self.model = model
         self.runner = runner
+        self.judge = judge
         self.reasks = reasks
 
-    async def write(self, task: str, goals: Sequence[str], workspace: Workspace) -> Written:
+    async def write(
+        self, task: str, goals: Sequence[str], workspace: Workspace, spent: BudgetSpent
+    ) -> Written:
+        """The checks; the writer's calls are in `usage` (charge them), the judge's are
+        charged to `spent` as they are made."""
         written = Written()
         problems: list[str] = []
+        best: list[Check] = []
         for _ in range(self.reasks + 1):
             prompt = render(
                 "autonoma.agent",
@@ -257,31 +268,54 @@ class CheckWriter:
                 break  # the model layer re-asked already; more would cost without helping
             written.usage = written.usage + response.usage
             written.cost_usd += response.cost_usd
-            kept, problems = await self._sift(response.data.checks, len(goals))
-            written.checks += [c for c in kept if c not in written.checks]
+            kept, problems = await self._sift(response.data.checks, task, goals, workspace, spent)
             written.discarded += problems
+            if len(kept) > len(best) or (kept and not problems):
+                best = kept
             if not problems:
                 break
-        written.checks = written.checks[:6]
+        written.checks = best[:6]
         if written.checks:
             written.error = ""
         elif not written.error:
             written.error = "no usable check was written: " + "; ".join(written.discarded[-3:])
         return written
 
-    async def _sift(self, checks: Sequence[Check], goals: int) -> tuple[list[Check], list[str]]:
+    async def _sift(
+        self,
+        checks: Sequence[Check],
+        task: str,
+        goals: Sequence[str],
+        workspace: Workspace,
+        spent: BudgetSpent,
+    ) -> tuple[list[Check], list[str]]:
         kept, problems = [], []
         for check in checks:
-            check = check.model_copy(update={"goal": min(check.goal, goals)})
+            check = check.model_copy(update={"goal": min(check.goal, len(goals))})
             if check.kind == "judged":
-                kept.append(check)
-                continue
-            problem = await self._problem(check)
+                problem = await self._judged_problem(check, task, goals, workspace, spent)
+            else:
+                problem = await self._problem(check)
             if problem:
                 problems.append(f"the check {check.what!r} {problem}")
-            else:
+            elif check not in kept:
                 kept.append(check)
         return kept, problems
+
+    async def _judged_problem(
+        self,
+        check: Check,
+        task: str,
+        goals: Sequence[str],
+        workspace: Workspace,
+        spent: BudgetSpent,
+    ) -> str:
+        if self.judge is None:
+            return ""
+        verdict = await self.judge.judge(check, task, goals, workspace, spent)
+        if verdict.passed:
+            return "is met already, before any work, so it cannot tell done from not done"
+        return ""
 
     async def _problem(self, check: Check) -> str:
         if self.runner is None:

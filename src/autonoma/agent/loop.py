@@ -347,8 +347,9 @@ class Agent:
         runner = CheckRunner(self.sandbox, workspace, start) if self.sandbox else None
         if checks is None and fresh and not at.checks_asked:
             await self.emit(run.id, "checks_writing")
-            written = await CheckWriter(self.side_model, runner).write(
-                run.goal, identity.goals, workspace
+            judge = Judge(self.side_model)
+            written = await CheckWriter(self.side_model, runner, judge=judge).write(
+                run.goal, identity.goals, workspace, spent
             )
             spent.charge(
                 written.usage.prompt_tokens, written.usage.completion_tokens, written.cost_usd
