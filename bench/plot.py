@@ -143,6 +143,47 @@ def planning_makespan() -> Path:
     return save(fig, "planning_makespan.svg")
 
 
+EVERYDAY = (
+    ("before", "before issue 17 (JSON)"),
+    ("json", "JSON actions"),
+    ("code", "code actions"),
+)
+OUTCOMES = (
+    ("met", "met", "C2"),
+    ("claimed", "wrong, claimed complete", "C3"),
+    ("incomplete", "incomplete (checks refused)", "C1"),
+    ("loop", "loop", "C4"),
+    ("budget", "out of steps", "C7"),
+    ("error", "error", "k"),
+)
+
+
+def everyday() -> Path:
+    runs = [(label, load(f"everyday_{name}")) for name, label in EVERYDAY
+            if (RESULTS / f"everyday_{name}.json").exists()]  # fmt: skip
+    fig, (steps, goals) = plt.subplots(1, 2, figsize=(9.6, 3.8))
+    for label, data in runs:
+        seconds = sorted(s for r in data["runs"] for s in r["step_seconds"])
+        share = [(i + 1) / len(seconds) for i in range(len(seconds))]
+        steps.plot(seconds, share, label=label)
+    steps.set_xlabel("seconds per step (agent's answer, command, memory's work)")
+    steps.set_ylabel("share of steps at most that long")
+    steps.set_title("Steps with the embedded model", fontsize=10)
+    steps.grid(alpha=0.3)
+    steps.legend(fontsize=8)
+    for index, (_, data) in enumerate(runs):
+        summary, left = data["summary"], 0
+        for key, name, colour in OUTCOMES:
+            count = summary["met"] if key == "met" else summary["failures"].get(key, 0)
+            goals.barh(index, count, left=left, color=colour, label=name if index == 0 else None)
+            left += count
+    goals.set_yticks(range(len(runs)), [label for label, _ in runs])
+    goals.set_xlabel(f"goals ({runs[0][1]['summary']['goals'] if runs else 0})")
+    goals.set_title("How each goal ended", fontsize=10)
+    goals.legend(fontsize=7, loc="lower right")
+    return save(fig, "everyday.svg")
+
+
 def save(fig: Any, name: str) -> Path:
     IMAGES.mkdir(parents=True, exist_ok=True)
     path = IMAGES / name
@@ -158,3 +199,4 @@ if __name__ == "__main__":
     memory_latency()
     context_per_step()
     planning_makespan()
+    everyday()
