@@ -91,7 +91,11 @@ async def test_a_program_writes_through_the_tools_and_the_checks_accept_it(
     assert request.schema is not None and set(request.schema["properties"]) == {"thoughts", "code"}
     system = request.messages[0].content
     assert "- write_file(path: str, text: str): " in system
+    assert "- list_files(directory: str=None): " in system
+    assert "execute_python" not in system and "calculator" not in system  # it is Python already
     assert "cannot change the workspace directly" in system
+    later = model.requests[2].messages[1].content
+    assert f"Step 1: your program\n```python\n{SORT}\n```\nResult: exit code 0" in later
 
 
 async def test_a_direct_write_fails_and_a_wrong_claim_is_refused_with_the_output(
@@ -153,13 +157,17 @@ async def test_outside_content_inside_a_program_stops_its_risky_calls(tmp_path: 
     steps, _, _, _, _ = await start(
         tmp_path,
         [
-            program("page = fetch_page()\nprint(delete_file('names.txt'))"),
+            program(
+                "print(list_files(None))\npage = fetch_page()\nprint(delete_file('names.txt'))"
+            ),
             program("task_complete('stopped')"),
         ],
         tools=registry,
         checks=False,
     )
     first = steps[0]
+    assert "list_files(directory=" not in (first.observation or "")  # None left out: the default
+    assert "names.txt" in (first.observation or "").split("tool calls:")[0]
     assert first.untrusted
     assert "refused: outside content entered during this program" in (first.observation or "")
     assert (tmp_path / "ws" / "names.txt").exists()

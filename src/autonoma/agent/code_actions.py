@@ -22,6 +22,8 @@ from autonoma.tools import Tool
 from autonoma.tools.bridge import ProgramResult, tool_functions
 
 PROGRAM = "python"  # the command a code step is stored under; its argument is "code"
+# Tools a program has no use for: it is Python already (run code, do arithmetic).
+NOT_IN_PROGRAMS = frozenset({"execute_python", "execute_python_file", "calculator"})
 CODE_CHARS = 3000
 CALL_LINES = 8  # tool calls listed in a step's result, at most
 
@@ -66,7 +68,7 @@ def functions(tools: Sequence[Tool]) -> dict[str, tuple[str, str]]:
         call = ret.value if isinstance(ret, ast.Return) else None
         if not (isinstance(call, ast.Call) and isinstance(call.args[0], ast.Constant)):
             continue
-        params = ast.unparse(node.args).replace(" = DEFAULT", "=None")
+        params = re.sub(r"\s*=\s*DEFAULT", "=None", ast.unparse(node.args))
         doc = (ast.get_docstring(node) or "").split("\n\n")[0]
         doc = " ".join(doc.split())
         found[node.name] = (str(call.args[0].value), f"{node.name}({params}): {doc}")

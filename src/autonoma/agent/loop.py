@@ -27,6 +27,7 @@ from autonoma.agent.checks import (
     stored_checks,
 )
 from autonoma.agent.code_actions import (
+    NOT_IN_PROGRAMS,
     PROGRAM,
     functions,
     named_tools,
@@ -532,7 +533,7 @@ class Agent:
             identity=identity,
             task=run.goal,
             tools=self._offered,
-            functions=[line for _, line in functions(self._offered).values()] if code else [],
+            functions=[line for _, line in functions(self._in_programs()).values()] if code else [],
             approval=not self.config.continuous,
             outside=self._outside_from is not None,
         )
@@ -975,8 +976,9 @@ class Agent:
         if self.sandbox is None:
             return ToolResult(False, "error: code actions need the sandbox (bubblewrap)"), False
         code = str(action.arguments.get("code", ""))
-        names = functions(self._offered)
-        risks = {t.name: t.risk for t in self._offered}
+        offered = self._in_programs()
+        names = functions(offered)
+        risks = {t.name: t.risk for t in offered}
         risky = {name for name in named_tools(code, names) if risks[name] is not Risk.READ}
         outside_before = self._outside_from
         if risky:
@@ -1012,9 +1014,7 @@ class Agent:
             return result
 
         try:
-            program = await run_program(
-                self.sandbox, context.workspace.root, code, self._offered, call
-            )
+            program = await run_program(self.sandbox, context.workspace.root, code, offered, call)
         except SandboxError as error:
             return ToolResult(False, f"error: the program could not start: {error}"), False
         output = report(program, self.config.max_observation_chars)
@@ -1023,6 +1023,9 @@ class Agent:
             output += "\n(task_complete was called, but the program then failed: not checked)"
         final = flags["claimed"] and ok
         return ToolResult(ok, output, final=final, untrusted=flags["untrusted"]), False
+
+    def _in_programs(self) -> list[Tool]:
+        return [t for t in self._offered if t.name not in NOT_IN_PROGRAMS]
 
     def _untrusted_reason(self) -> str:
         if self._outside_from is not None and self.config.approve_after_untrusted:

@@ -72,7 +72,7 @@ _lock = threading.Lock()
 
 
 def _call_tool(name, arguments):
-    arguments = {k: v for k, v in arguments.items() if v is not DEFAULT}
+    arguments = {k: v for k, v in arguments.items() if v is not DEFAULT and v is not None}
     try:
         line = json.dumps({"tool": name, "arguments": arguments}, allow_nan=False)
     except (TypeError, ValueError) as error:
@@ -318,8 +318,9 @@ def tool_functions(tools: Sequence[Tool]) -> str:
             return _call_tool("read_file", {"path": path})
 
     Required parameters come first; an optional one defaults to DEFAULT, which leaves it out
-    of the call. A tool or parameter whose name is not a usable Python name (a keyword, a
-    builtin, "git.status", "max-results") gets one, and a comment above the function says so.
+    of the call, and so does None (the prompt shows optional ones as `=None`). A tool or
+    parameter whose name is not a usable Python name (a keyword, a builtin, "git.status",
+    "max-results") gets one, and a comment above the function says so.
     """
     taken = set(_PREAMBLE_NAMES)
     return "\n\n\n".join(_function(tool, taken) for tool in tools) + "\n"
