@@ -25,6 +25,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from autonoma.agent.completion import named_files
+from autonoma.agent.pysource import mend_newlines
 from autonoma.errors import ModelError, ModelRefused, OutputInvalid
 from autonoma.llm import Model
 from autonoma.llm.types import Usage
@@ -227,7 +228,7 @@ class CheckWriter:
 
     def __init__(
         self, model: Model, runner: CheckRunner | None, *, judge: Judge | None = None,
-        reasks: int = 2,
+        reasks: int = 1,
     ) -> None:  # fmt: skip
         self.model = model
         self.runner = runner
@@ -291,7 +292,8 @@ class CheckWriter:
     ) -> tuple[list[Check], list[str]]:
         kept, problems = [], []
         for check in checks:
-            check = check.model_copy(update={"goal": min(check.goal, len(goals))})
+            mended = mend_newlines(check.code) if check.kind == "code" else ""
+            check = check.model_copy(update={"goal": min(check.goal, len(goals)), "code": mended})
             if check.kind == "judged":
                 problem = await self._judged_problem(check, task, goals, workspace, spent)
             else:

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from autonoma.agent.action import THOUGHT_FIELDS, Action, Thoughts
+from autonoma.agent.pysource import mend_newlines
 from autonoma.tools import Tool
 from autonoma.tools.bridge import ProgramResult, tool_functions
 
@@ -53,7 +54,7 @@ def parse_program(data: dict[str, Any]) -> Action:
     return Action(
         thoughts=Thoughts.model_validate(data["thoughts"]),
         command=PROGRAM,
-        arguments={"code": str(data["code"])},
+        arguments={"code": mend_newlines(str(data["code"]))},
     )
 
 

@@ -1,0 +1,29 @@
+"""Python written by a model inside a JSON string, mended where the JSON escaping slipped.
+
+In JSON, "\n" is a newline. A small model writing `text.split('\n')` as a JSON string value
+therefore hands over a program whose string literal is cut in two by a real line break, and
+Python refuses it ("unterminated string literal"). No line of Python can hold a real line break
+inside a one-line string literal, so where the compiler says exactly that, the break is put back
+as the two characters the model meant, and nothing else is touched.
+"""
+
+from __future__ import annotations
+
+UNTERMINATED = ("unterminated string literal", "unterminated f-string", "EOL while scanning")
+
+
+def mend_newlines(code: str, most: int = 50) -> str:
+    """`code` with each line break that cuts a one-line string literal written back as `\\n`;
+    `code` unchanged when it compiles, or fails for another reason."""
+    for _ in range(most):
+        try:
+            compile(code, "program.py", "exec")
+            return code
+        except SyntaxError as error:
+            message, line = error.msg or "", error.lineno or 0
+            lines = code.split("\n")
+            if not message.startswith(UNTERMINATED) or not 0 < line < len(lines):
+                return code
+            lines[line - 1 : line + 1] = [lines[line - 1] + "\\n" + lines[line]]
+            code = "\n".join(lines)
+    return code
