@@ -23,8 +23,17 @@ from autonoma.tools import Tool
 from autonoma.tools.bridge import ProgramResult, tool_functions
 
 PROGRAM = "python"  # the command a code step is stored under; its argument is "code"
-# Tools a program has no use for: it is Python already (run code, do arithmetic).
-NOT_IN_PROGRAMS = frozenset({"execute_python", "execute_python_file", "calculator"})
+# Tools a program has no use for: it is Python already (run code, do arithmetic), and reads
+# the workspace itself: `read_file` in a program is HELPERS' (the text alone, without the
+# size line the tool puts first for a model reading it).
+NOT_IN_PROGRAMS = frozenset({"execute_python", "execute_python_file", "calculator", "read_file"})
+HELPERS = """
+
+def read_file(path: str) -> str:
+    \"\"\"The text of a workspace file, exactly.\"\"\"
+    with open(path, encoding="utf-8") as file:
+        return file.read()
+"""
 CODE_CHARS = 3000
 CALL_LINES = 8  # tool calls listed in a step's result, at most
 
@@ -59,20 +68,21 @@ def parse_program(data: dict[str, Any]) -> Action:
 
 
 def functions(tools: Sequence[Tool]) -> dict[str, tuple[str, str]]:
-    """Each tool's function as the program sees it: python name -> (tool name, one line
-    for the prompt: signature and the first sentence of the description)."""
+    """Each function a program has, helpers first: python name -> (the tool it calls, "" for
+    a helper; one line for the prompt: signature and the first sentence of the description)."""
     found: dict[str, tuple[str, str]] = {}
-    for node in ast.parse(tool_functions(tools)).body:
+    for node in ast.parse(HELPERS + tool_functions(tools)).body:
         if not isinstance(node, ast.FunctionDef):
             continue
         ret = node.body[-1]
         call = ret.value if isinstance(ret, ast.Return) else None
-        if not (isinstance(call, ast.Call) and isinstance(call.args[0], ast.Constant)):
-            continue
+        tool = ""
+        if isinstance(call, ast.Call) and call.args and isinstance(call.args[0], ast.Constant):
+            tool = str(call.args[0].value)
         params = re.sub(r"\s*=\s*DEFAULT", "=None", ast.unparse(node.args))
         doc = (ast.get_docstring(node) or "").split("\n\n")[0]
         doc = " ".join(doc.split())
-        found[node.name] = (str(call.args[0].value), f"{node.name}({params}): {doc}")
+        found[node.name] = (tool, f"{node.name}({params}): {doc}")
     return found
 
 
@@ -83,7 +93,7 @@ def named_tools(code: str, names: dict[str, tuple[str, str]]) -> set[str]:
     except SyntaxError:
         return set()
     used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
-    return {names[n][0] for n in used if n in names}
+    return {names[n][0] for n in used if n in names and names[n][0]}
 
 
 def report(result: ProgramResult, limit: int) -> str:

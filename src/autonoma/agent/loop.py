@@ -27,6 +27,7 @@ from autonoma.agent.checks import (
     stored_checks,
 )
 from autonoma.agent.code_actions import (
+    HELPERS,
     NOT_IN_PROGRAMS,
     PROGRAM,
     functions,
@@ -212,6 +213,7 @@ class Agent:
         self._outside_from: int | None = None  # the first step that brought outside content
         self._acceptance: Acceptance | None = None  # the run's checks, once written
         self._refusal = ""  # why the checks last turned a claim of completion down
+        self._checks_now = ""  # what the code checks say of the workspace before this step
 
     # -- events ---------------------------------------------------------------------------
 
@@ -390,6 +392,21 @@ class Agent:
             return checks
         await self.emit(run_id, "checks_edited", checks=[c.model_dump() for c in edited])
         return edited
+
+    async def _checks_status(self, steps: list[StepRecord]) -> str:
+        """After some work, what the code checks say of the workspace now, for the request:
+        tests the model can work to (Reflexion's), not only a verdict at task_complete."""
+        if self._acceptance is None or not steps:
+            return ""
+        verdict = await self._acceptance.verdict()
+        if not verdict.results:
+            return ""
+        judged = any(c.kind == "judged" for c in self._acceptance.checks)
+        if verdict.passed:
+            later = " (the judged ones are judged then)" if judged else ""
+            return f"Every acceptance check that can run now passes: call task_complete{later}."
+        failing = "; ".join(r.describe(n) for n, r in verdict.failed)
+        return f"Acceptance checks now: {len(verdict.failed)} of {len(verdict.results)} fail: {failing}"
 
     async def _final_checks(self, status: RunStatus) -> Verdict | None:
         """The checks on the workspace as the run ends (judged ones as last judged)."""
@@ -605,6 +622,7 @@ class Agent:
                 self.config.limits, self._budget.spent if self._budget else spent
             ),
             repeated=repeat_note(last.n, earlier) if last and earlier else "",
+            checks_now=self._checks_now,
             lessons=self._lessons,
             hindsight=[a.describe() for a in worst_to_best(self._attempts)],
         )
@@ -621,6 +639,7 @@ class Agent:
     ) -> tuple[StepRecord, ToolResult | None]:
         n = steps[-1].n + 1 if steps else remembered.first_step
         await self._offer(run, steps, n)
+        self._checks_now = await self._checks_status(steps)
         assembled = await self._prepare(run, identity, workspace, steps, spent, remembered)
         messages = assembled.messages
         await self.emit(run.id, "thinking", n)
@@ -1014,7 +1033,9 @@ class Agent:
             return result
 
         try:
-            program = await run_program(self.sandbox, context.workspace.root, code, offered, call)
+            program = await run_program(
+                self.sandbox, context.workspace.root, code, offered, call, helpers=HELPERS
+            )
         except SandboxError as error:
             return ToolResult(False, f"error: the program could not start: {error}"), False
         output = report(program, self.config.max_observation_chars)

@@ -104,6 +104,7 @@ class EmbeddedModel(Model):
         params.cpuparams_batch.n_threads = self.threads
         params.cache_prompt = True
         params.verbosity = -1  # llama.cpp logs every slot event to stderr otherwise
+        _speculate(params, xllamacpp, self.settings)
         try:
             self._server = xllamacpp.Server(params)
         except RuntimeError as err:
@@ -156,6 +157,22 @@ class EmbeddedModel(Model):
                 await self._client.aclose()
                 self._client = None
             self._server = None  # its destructor stops llama.cpp's threads
+
+
+def _speculate(params: Any, xllamacpp: Any, settings: LLMSettings) -> None:
+    """Self-speculative decoding from n-grams of the context, if the settings ask for it."""
+    if settings.local_speculative == "none":
+        return
+    kind = settings.local_speculative.upper().replace("-", "_")
+    spec = params.speculative
+    spec.types = [getattr(xllamacpp.common_speculative_type, f"COMMON_SPECULATIVE_TYPE_{kind}")]
+    matched, drafted = settings.local_ngram
+    if settings.local_speculative == "ngram-mod":
+        spec.ngram_mod.n_match, spec.ngram_mod.n_max = matched, drafted
+        spec.ngram_mod.n_min = min(spec.ngram_mod.n_min, drafted)
+        return
+    table = spec.ngram_simple if kind == "NGRAM_SIMPLE" else spec.ngram_map_k
+    table.size_n, table.size_m = matched, drafted
 
 
 def _in_slot(request: CompletionRequest, slot: int | None) -> CompletionRequest:

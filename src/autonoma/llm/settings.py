@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -45,5 +46,13 @@ class LLMSettings(BaseModel):
         default_factory=lambda: {"dry_multiplier": 0.8, "repeat_penalty": 1.1},
         description="llama.cpp sampler settings; the defaults stop small models looping "
         "inside a constrained string until the token limit (measured in docs/benchmarks.md)",
+    )
+    local_speculative: Literal["none", "ngram-simple", "ngram-map-k", "ngram-mod"] = Field(
+        "none",
+        description="self-speculative decoding of the embedded model: draft tokens from n-grams "
+        "already in the context, verified in one batch (no draft model)",
+    )
+    local_ngram: tuple[int, int] = Field(
+        (12, 48), description="with ngram speculation: tokens matched, tokens drafted"
     )
     auto_pull: bool = Field(True, description="fetch a registry model on first use if missing")

@@ -175,12 +175,14 @@ async def run_program(
     *,
     writable: bool = False,
     max_calls: int = 50,
+    helpers: str = "",
 ) -> ProgramResult:
     """Run the model's `code` in `sandbox`, each of `tools` a function in it, every call run
     by `call` on the host. The workspace is read-only to the program unless `writable`.
     Raises SandboxError only when the sandbox could not start; whatever the program does is
-    in the result. Cancelled, it leaves nothing behind: no process, task or descriptor."""
-    job = json.dumps({"tools": tool_functions(tools), "code": code})
+    in the result. Cancelled, it leaves nothing behind: no process, task or descriptor.
+    `helpers`: Python source defined beside the tools, run in the program (no host call)."""
+    job = json.dumps({"tools": tool_functions(tools) + helpers, "code": code})
     host, child = socket.socketpair()
     try:
         reader, writer = await asyncio.open_connection(sock=host, limit=MAX_REQUEST_BYTES)
