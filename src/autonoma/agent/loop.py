@@ -406,7 +406,8 @@ class Agent:
             later = " (the judged ones are judged then)" if judged else ""
             return f"Every acceptance check that can run now passes: call task_complete{later}."
         failing = "; ".join(r.describe(n) for n, r in verdict.failed)
-        return f"Acceptance checks now: {len(verdict.failed)} of {len(verdict.results)} fail: {failing}"
+        counts = f"{len(verdict.failed)} of {len(verdict.results)}"
+        return f"Acceptance checks now: {counts} fail: {failing}"
 
     async def _final_checks(self, status: RunStatus) -> Verdict | None:
         """The checks on the workspace as the run ends (judged ones as last judged)."""
