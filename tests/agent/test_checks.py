@@ -168,3 +168,29 @@ async def test_a_judged_check_already_met_before_the_work_is_sent_back(
     assert [c.what for c in written.checks] == ["tidy.txt lists the names tidily"]
     assert "is met already, before any work" in written.discarded[0]
     assert spent.prompt_tokens > 0  # the judge's calls are charged as they are made
+
+
+@needs_bwrap
+async def test_a_failure_is_named_by_its_error_when_the_message_spans_lines(
+    runner: CheckRunner, workspace: Workspace
+) -> None:
+    """An f-string of a file's text puts line breaks in the message: the error is still an
+    AssertionError (a check that fails for a reason), its message whole and on one line."""
+    (workspace.root / "sorted.txt").write_text("bob\nAlice\n")
+    check = Check(
+        what="sorted.txt is sorted",
+        code="got = open('sorted.txt').read()\nassert got == 'Alice\\nbob\\n', f'got {got}, no'",
+    )
+    result = await runner.run(check)
+    assert not result.passed
+    assert result.output == "AssertionError: got bob Alice , no (check.py line 2)"
+    long = Check(what="long", code="assert False, 'x' * 1000")
+    said = (await runner.run(long)).output
+    assert said.startswith("AssertionError: xxx") and said.endswith("… (check.py line 1)")
+    model = ScriptedModel([{"checks": [check.model_dump()]}])
+    (workspace.root / "sorted.txt").unlink()
+    (workspace.root / "sorted.txt").write_text("bob\n")
+    written = await CheckWriter(model, runner).write(
+        "Sort", ["Write sorted.txt"], workspace, SPENT()
+    )
+    assert written.checks == [check] and not written.discarded

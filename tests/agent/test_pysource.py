@@ -1,25 +1,35 @@
-"""Mending the line breaks JSON escaping put inside a model's string literals."""
+"""Mending what JSON escaping did to a model's Python: line breaks in literals, a stray brace."""
 
 from __future__ import annotations
 
-from autonoma.agent.pysource import mend_newlines
+from autonoma.agent.pysource import mend_json_slips
 
 
 def test_a_line_break_inside_a_literal_is_written_back_as_an_escape() -> None:
     broken = "lines = open('a.txt').read().split('\n')\nprint('\n'.join(lines))"
-    mended = mend_newlines(broken)
+    mended = mend_json_slips(broken)
     assert mended == "lines = open('a.txt').read().split('\\n')\nprint('\\n'.join(lines))"
     compile(mended, "program.py", "exec")
 
 
 def test_an_f_string_and_two_breaks_in_one_literal() -> None:
-    mended = mend_newlines("x = 1\nprint(f'{x}\n\nend')")
+    mended = mend_json_slips("x = 1\nprint(f'{x}\n\nend')")
     assert mended == "x = 1\nprint(f'{x}\\n\\nend')"
 
 
 def test_good_code_and_other_errors_are_left_alone() -> None:
     good = 'text = """two\nlines"""\nprint(text)'
-    assert mend_newlines(good) == good
+    assert mend_json_slips(good) == good
     other = "print((1)\nx = 2"
-    assert mend_newlines(other) == other
-    assert mend_newlines("s = 'never closed") == "s = 'never closed"
+    assert mend_json_slips(other) == other
+    assert mend_json_slips("s = 'never closed") == "s = 'never closed"
+
+
+def test_the_json_objects_closing_brace_at_the_programs_end_is_dropped() -> None:
+    program = "lines = sorted(open('a.txt').read().split('\n'))\nwrite_file('b.txt', lines)}"
+    assert mend_json_slips(program) == (
+        "lines = sorted(open('a.txt').read().split('\\n'))\nwrite_file('b.txt', lines)"
+    )
+    assert mend_json_slips("print(1)}}\n") == "print(1)"
+    inside = "x = [1, 2]]\nprint(x)"  # unmatched, but not the program's end: left for the model
+    assert mend_json_slips(inside) == inside

@@ -25,7 +25,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from autonoma.agent.completion import named_files
-from autonoma.agent.pysource import mend_newlines
+from autonoma.agent.pysource import mend_json_slips
 from autonoma.errors import ModelError, ModelRefused, OutputInvalid
 from autonoma.llm import Model
 from autonoma.llm.types import Usage
@@ -202,22 +202,28 @@ def _key(check: Check, print_: str) -> str:
 
 
 def _tail(stderr: str, limit: int = 400) -> str:
-    """A failed check's error as one line: "AssertionError: ... (check.py line 3)"."""
+    """A failed check's error as one line: "AssertionError: ... (check.py line 3)", from the
+    exception's own line on (its message may span lines: a file's text in an f-string), the
+    start kept when it is long, since the error's name comes first."""
     lines = [line for line in stderr.strip().splitlines() if line.strip()]
     if not lines:
         return ""
-    error = lines[-1].strip()
+    raised = [i for i, line in enumerate(lines) if _RAISED.match(line)]
+    error = " ".join(line.strip() for line in lines[raised[-1] :]) if raised else lines[-1]
+    if len(error) > limit:
+        error = error[: limit - 1] + "…"
     at = [m.group(1) for m in map(_CHECK_LINE.search, lines) if m]
-    said = f"{error} (check.py line {at[-1]})" if at else error
-    return said[-limit:]
+    return f"{error} (check.py line {at[-1]})" if at else error
 
 
 _CHECK_LINE = re.compile(r'File "check\.py", line (\d+)')
+# a traceback's last part: the exception's name at the line's start ("json.JSONDecodeError: …")
+_RAISED = re.compile(r"(?:\w+\.)*(\w+(?:Error|Exception|Exit|Interrupt))\b")
 
 
 def _error_name(output: str) -> str:
-    found = re.findall(r"\b([A-Za-z]+(?:Error|Exception))\b", output)
-    return found[-1] if found else ""
+    found = _RAISED.match(output)
+    return found.group(1) if found else ""
 
 
 class CheckWriter:
@@ -292,7 +298,7 @@ class CheckWriter:
     ) -> tuple[list[Check], list[str]]:
         kept, problems = [], []
         for check in checks:
-            mended = mend_newlines(check.code) if check.kind == "code" else ""
+            mended = mend_json_slips(check.code) if check.kind == "code" else ""
             check = check.model_copy(update={"goal": min(check.goal, len(goals)), "code": mended})
             if check.kind == "judged":
                 problem = await self._judged_problem(check, task, goals, workspace, spent)

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from autonoma.agent.action import THOUGHT_FIELDS, Action, Thoughts
-from autonoma.agent.pysource import mend_newlines
+from autonoma.agent.pysource import mend_json_slips
 from autonoma.tools import Tool
 from autonoma.tools.bridge import ProgramResult, tool_functions
 
@@ -63,7 +63,7 @@ def parse_program(data: dict[str, Any]) -> Action:
     return Action(
         thoughts=Thoughts.model_validate(data["thoughts"]),
         command=PROGRAM,
-        arguments={"code": mend_newlines(str(data["code"]))},
+        arguments={"code": mend_json_slips(str(data["code"]))},
     )
 
 

@@ -5,6 +5,10 @@ therefore hands over a program whose string literal is cut in two by a real line
 Python refuses it ("unterminated string literal"). No line of Python can hold a real line break
 inside a one-line string literal, so where the compiler says exactly that, the break is put back
 as the two characters the model meant, and nothing else is touched.
+
+The JSON around the program slips in too: a program ending in `write_file(...)}` carries the
+object's closing brace. A closing bracket the compiler calls unmatched, followed by nothing but
+closing brackets to the program's end, is dropped.
 """
 
 from __future__ import annotations
@@ -12,9 +16,10 @@ from __future__ import annotations
 UNTERMINATED = ("unterminated string literal", "unterminated f-string", "EOL while scanning")
 
 
-def mend_newlines(code: str, most: int = 50) -> str:
-    """`code` with each line break that cuts a one-line string literal written back as `\\n`;
-    `code` unchanged when it compiles, or fails for another reason."""
+def mend_json_slips(code: str, most: int = 50) -> str:
+    """`code` with each line break that cuts a one-line string literal written back as `\\n`
+    and a stray closing bracket at its end dropped; `code` unchanged when it compiles, or fails
+    for another reason."""
     for _ in range(most):
         try:
             compile(code, "program.py", "exec")
@@ -22,8 +27,17 @@ def mend_newlines(code: str, most: int = 50) -> str:
         except SyntaxError as error:
             message, line = error.msg or "", error.lineno or 0
             lines = code.split("\n")
+            ending = code.rstrip().split("\n")
+            rest = ending[-1][(error.offset or 1) - 1 :]
+            if message.startswith("unmatched '") and line == len(ending) and _closers(rest):
+                code = "\n".join(ending[:-1] + [ending[-1][: (error.offset or 1) - 1] + rest[1:]])
+                continue
             if not message.startswith(UNTERMINATED) or not 0 < line < len(lines):
                 return code
             lines[line - 1 : line + 1] = [lines[line - 1] + "\\n" + lines[line]]
             code = "\n".join(lines)
     return code
+
+
+def _closers(text: str) -> bool:
+    return bool(text) and set(text) <= set(")]}")
