@@ -7,6 +7,8 @@ STAMP := $(VENV)/.installed-stamp
 DEFAULT_MODEL := qwen2.5-coder-1.5b
 GOAL ?= Write a haiku about autumn to haiku.txt
 ARGS ?=
+# every third goal of bench/everyday_goals.py: the part measured after issue 17 (docs/benchmarks.md)
+EVERYDAY_PART := similar_name,count_lines,two_hops,csv_sum,three_lines,reverse_lines,order_value,count_errors,iso_dates,rename_file,people_csv,fizzbuzz_function
 
 .PHONY: run test lint typecheck pytest models bench clean
 
@@ -50,6 +52,9 @@ bench: $(STAMP)
 	$(BIN)/python bench/planning_makespan.py
 	$(BIN)/python bench/tool_retrieval.py
 	$(BIN)/python bench/reflection_loops.py
+	$(BIN)/python bench/everyday.py --label json_part --actions json --goals $(EVERYDAY_PART)
+	$(BIN)/python bench/everyday.py --label code_part --actions code --goals $(EVERYDAY_PART)
+	$(BIN)/python bench/llm_speculative.py
 	$(BIN)/python bench/plot.py
 
 clean:

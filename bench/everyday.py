@@ -21,6 +21,8 @@ failed or the run raised).
     python bench/everyday.py --label after [--actions json|code] [--goals a,b]
         [--max-steps 10] [--seed 0] [--model qwen2.5-coder-1.5b]
     python bench/everyday.py --costs-of bench/results/everyday_before.json
+    python bench/everyday.py --label before_part --from bench/results/everyday_before.json \
+        --goals a,b
 
 What each thought costs: every thought the steps wrote is counted with the model's own
 tokenizer (`thought_tokens` in the summary: mean tokens a step, per field, and their share of
@@ -280,12 +282,26 @@ async def add_costs(path: Path, spec: str) -> None:
     print(json.dumps(result["summary"]["thought_tokens"], indent=2))
 
 
+def part_of(path: Path, goals: list[str]) -> dict[str, Any]:
+    """An earlier result cut down to some of its goals, summarised again: the same goals
+    side by side when a later run covers only part of the suite."""
+    earlier = json.loads(path.read_text())
+    rows = [r for r in earlier["runs"] if r["goal"] in goals]
+    part = {
+        k: v for k, v in earlier.items() if k not in ("summary", "runs", "benchmark", "command")
+    }
+    return part | {"part_of": path.name, "summary": summarise(rows), "runs": rows}
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
     )
     parser.add_argument("--label", help="names the result file")
     parser.add_argument("--costs-of", type=Path, help="add thought costs to a result file")
+    parser.add_argument(
+        "--from", dest="source", type=Path, help="no runs: the --goals of an earlier result file"
+    )
     parser.add_argument("--model", default="qwen2.5-coder-1.5b")
     parser.add_argument("--max-steps", type=int, default=10)
     parser.add_argument("--goals", default=",".join(g.name for g in GOALS))
@@ -299,6 +315,9 @@ async def main() -> None:
     if not args.label:
         parser.error("--label is required")
     goals = [BY_NAME[name] for name in args.goals.split(",")]
+    if args.source:
+        write_result(f"everyday_{args.label}", part_of(args.source, [g.name for g in goals]))
+        return
     instrument()
     result: dict[str, Any] = {
         "label": args.label,

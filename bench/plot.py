@@ -144,9 +144,9 @@ def planning_makespan() -> Path:
 
 
 EVERYDAY = (
-    ("before", "before issue 17 (JSON)"),
-    ("json", "JSON actions"),
-    ("code", "code actions"),
+    ("before_part", "before issue 17 (JSON)"),
+    ("json_part", "JSON actions"),
+    ("code_part", "code actions"),
 )
 OUTCOMES = (
     ("met", "met", "C2"),

@@ -92,16 +92,18 @@ async def test_a_wrong_result_is_refused_and_the_right_one_completes(tmp_path: P
     assert finished["acceptance"]["passed"] and finished["score"] == 1.0
     # the checks are the prompt's fixed head, shown at every step
     first, later = model.requests[1].messages[1].content, model.requests[4].messages[1].content
-    assert first.startswith("Acceptance checks, written from your goals before the work")
+    assert first.startswith("Acceptance checks task_complete runs (written from your goals")
     assert later.startswith(first.split("\n\nNothing has been done yet")[0])
-    assert "key=str.lower" in first
+    assert "key=str.lower" not in first  # what each checks, not its code
     # between steps the code checks say where the work stands: tests to work to
     assert "Acceptance checks now" not in first
     after_wrong = model.requests[2].messages[1].content
     assert "Acceptance checks now: 1 of 1 fail: check 1 [code]" in after_wrong
     assert "sorted.txt holds ['Alice', 'carol', 'bob']" in after_wrong
     after_right = model.requests[4].messages[1].content
-    assert "Every acceptance check that can run now passes: call task_complete." in after_right
+    assert "The acceptance checks pass now: sorted.txt holds" in after_right
+    assert after_right.endswith("When every goal is met, the command is task_complete; "
+                                "otherwise determine exactly one command to use next.")  # fmt: skip
 
 
 async def test_claims_refused_again_and_again_end_the_run_incomplete(tmp_path: Path) -> None:

@@ -158,7 +158,6 @@ async def test_a_judged_check_already_met_before_the_work_is_sent_back(
             {"checks": [vacuous]},
             {"passed": True, "why": "names.txt is there"},  # judged on the start: met already
             {"checks": [real]},
-            {"passed": False, "why": "tidy.txt does not exist"},
         ]
     )
     spent = SPENT()
@@ -167,7 +166,21 @@ async def test_a_judged_check_already_met_before_the_work_is_sent_back(
     )
     assert [c.what for c in written.checks] == ["tidy.txt lists the names tidily"]
     assert "is met already, before any work" in written.discarded[0]
+    assert len(model.requests) == 3  # tidy.txt is not there: failed without asking the judge
     assert spent.prompt_tokens > 0  # the judge's calls are charged as they are made
+
+
+async def test_a_judged_check_of_a_file_not_there_fails_without_asking(
+    workspace: Workspace,
+) -> None:
+    model = ScriptedModel([{"passed": True, "why": "a fine haiku about autumn"}])
+    judge = Judge(model)
+    about = Check(what="the haiku in haiku.txt is about autumn", kind="judged")
+    result = await judge.judge(about, "Write a haiku to haiku.txt", [], workspace, SPENT())
+    assert (result.passed, result.output) == (False, "haiku.txt does not exist")
+    assert not model.requests
+    (workspace.root / "haiku.txt").write_text("red leaves fall\n")
+    assert (await judge.judge(about, "Write a haiku", [], workspace, SPENT())).passed
 
 
 @needs_bwrap

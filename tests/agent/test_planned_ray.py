@@ -56,7 +56,9 @@ PLAN = {
 STEPS = {
     "t1": [act("write_file", path="maple.txt", text=HAIKU), act("task_complete", reason="maple")],
     "t2": [act("write_file", path="rain.txt", text=HAIKU), act("task_complete", reason="rain")],
-    "t3": [act("list_files")],  # never finishes: fails at its step limit, then its retry too
+    # never finishes: fails at its step limit, then its retry too; a command whose result does
+    # not depend on what the tasks running beside it have written so far
+    "t3": [act("calculator", expression="1 + 1")],
     "t4": [
         act("read_file", path="maple.txt"),
         act("write_file", path="autumn.md", text=HAIKU + "\n\n" + HAIKU),

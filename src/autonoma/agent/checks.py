@@ -130,14 +130,11 @@ class Written:
 
 
 def checks_block(checks: Sequence[Check]) -> str:
-    """The checks as the step prompt shows them (fixed for the run: the prompt's head)."""
-    lines = [
-        "Acceptance checks, written from your goals before the work (task_complete runs them):"
-    ]
-    for n, check in enumerate(checks, 1):
-        lines.append(f"{n}. {check.label()}")
-        if check.kind == "code":
-            lines += ["   " + line for line in check.code.strip().splitlines()]
+    """The checks as the step prompt shows them (fixed for the run: the prompt's head). What
+    each checks, not its code: a 1.5B model read the code's failure message as the state of
+    the workspace ("three lines, but they are empty") and undid finished work."""
+    lines = ["Acceptance checks task_complete runs (written from your goals before the work):"]
+    lines += [f"{n}. {check.what}" for n, check in enumerate(checks, 1)]
     return "\n".join(lines)
 
 
@@ -359,6 +356,10 @@ class Judge:
         workspace: Workspace,
         spent: BudgetSpent,
     ) -> CheckResult:
+        # a 1.5B judge called a haiku "about autumn" before haiku.txt existed: the files the
+        # criterion names must be there
+        if missing := _missing(workspace, named_files([check.what])):
+            return CheckResult(check, False, f"{', '.join(missing)} does not exist")
         prompt = render(
             "autonoma.agent",
             "judge_check.j2",
@@ -389,6 +390,18 @@ def _peek(workspace: Workspace, texts: Sequence[str], most: int = 12) -> list[st
         more = f"\n    ... ({len(lines)} lines in all)" if len(lines) > 6 else ""
         shown.append(f"{name}:\n{head}{more}" if head else f"{name}: (empty)")
     return shown
+
+
+def _missing(workspace: Workspace, names: Sequence[str]) -> list[str]:
+    """Those of the files that are not in the workspace (nothing is judged on them)."""
+    found = []
+    for name in names:
+        try:
+            if not workspace.resolve(name).is_file():
+                found.append(name)
+        except WorkspaceError:
+            found.append(name)
+    return found
 
 
 def _contents(workspace: Workspace, texts: Sequence[str], limit: int = 3000) -> list[str]:

@@ -214,6 +214,7 @@ class Agent:
         self._acceptance: Acceptance | None = None  # the run's checks, once written
         self._refusal = ""  # why the checks last turned a claim of completion down
         self._checks_now = ""  # what the code checks say of the workspace before this step
+        self._checks_pass = False  # and whether all of them that can run pass
 
     # -- events ---------------------------------------------------------------------------
 
@@ -393,21 +394,23 @@ class Agent:
         await self.emit(run_id, "checks_edited", checks=[c.model_dump() for c in edited])
         return edited
 
-    async def _checks_status(self, steps: list[StepRecord]) -> str:
+    async def _checks_status(self, steps: list[StepRecord]) -> tuple[str, bool]:
         """After some work, what the code checks say of the workspace now, for the request:
-        tests the model can work to (Reflexion's), not only a verdict at task_complete."""
+        tests the model can work to (Reflexion's), not only a verdict at task_complete; and
+        whether every one that can run passes."""
         if self._acceptance is None or not steps:
-            return ""
+            return "", False
         verdict = await self._acceptance.verdict()
         if not verdict.results:
-            return ""
-        judged = any(c.kind == "judged" for c in self._acceptance.checks)
+            return "", False
         if verdict.passed:
-            later = " (the judged ones are judged then)" if judged else ""
-            return f"Every acceptance check that can run now passes: call task_complete{later}."
+            passing = "; ".join(r.check.what for r in verdict.results)
+            judged = any(c.kind == "judged" for c in self._acceptance.checks)
+            later = " (the judged ones are judged at task_complete)" if judged else ""
+            return f"The acceptance checks pass now{later}: {passing}.", True
         failing = "; ".join(r.describe(n) for n, r in verdict.failed)
         counts = f"{len(verdict.failed)} of {len(verdict.results)}"
-        return f"Acceptance checks now: {counts} fail: {failing}"
+        return f"Acceptance checks now: {counts} fail: {failing}", False
 
     async def _final_checks(self, status: RunStatus) -> Verdict | None:
         """The checks on the workspace as the run ends (judged ones as last judged)."""
@@ -624,6 +627,7 @@ class Agent:
             ),
             repeated=repeat_note(last.n, earlier) if last and earlier else "",
             checks_now=self._checks_now,
+            checks_pass=self._checks_pass,
             lessons=self._lessons,
             hindsight=[a.describe() for a in worst_to_best(self._attempts)],
         )
@@ -640,7 +644,7 @@ class Agent:
     ) -> tuple[StepRecord, ToolResult | None]:
         n = steps[-1].n + 1 if steps else remembered.first_step
         await self._offer(run, steps, n)
-        self._checks_now = await self._checks_status(steps)
+        self._checks_now, self._checks_pass = await self._checks_status(steps)
         assembled = await self._prepare(run, identity, workspace, steps, spent, remembered)
         messages = assembled.messages
         await self.emit(run.id, "thinking", n)

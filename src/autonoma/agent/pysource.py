@@ -28,9 +28,10 @@ def mend_json_slips(code: str, most: int = 50) -> str:
             message, line = error.msg or "", error.lineno or 0
             lines = code.split("\n")
             ending = code.rstrip().split("\n")
-            rest = ending[-1][(error.offset or 1) - 1 :]
+            at = (error.offset or 1) - 1
+            rest = ending[-1][at:]
             if message.startswith("unmatched '") and line == len(ending) and _closers(rest):
-                code = "\n".join(ending[:-1] + [ending[-1][: (error.offset or 1) - 1] + rest[1:]])
+                code = "\n".join([*ending[:-1], ending[-1][:at] + rest[1:]])
                 continue
             if not message.startswith(UNTERMINATED) or not 0 < line < len(lines):
                 return code
