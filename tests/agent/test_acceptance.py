@@ -247,3 +247,30 @@ async def test_a_resumed_run_keeps_its_checks(tmp_path: Path) -> None:
     outcome = await run_agent(store, model, store.get_run(run.id))
     assert outcome.status == "completed"  # no new checks were asked for: the script had none
     assert sum(e.kind == "checks_written" for e in store.events(run.id)) == 1
+
+
+async def test_a_step_that_changes_nothing_after_the_checks_pass_ends_the_run(
+    tmp_path: Path,
+) -> None:
+    """The checks passed, then the model re-read and rewrote the same text: the work is done
+    whether or not it says so. A step that changes something does not end it."""
+    events: list[EventRecord] = []
+    run, status, reason, store, _ = await start(
+        tmp_path,
+        [
+            {"checks": [CHECK]},
+            act("write_file", path="sorted.txt", text=WRONG),
+            act("write_file", path="sorted.txt", text=WRONG),  # unchanged, but checks fail
+            act("write_file", path="sorted.txt", text=RIGHT),
+            act("write_file", path="sorted.txt", text=RIGHT + "dave\n"),  # changes: goes on
+            act("write_file", path="sorted.txt", text=RIGHT),
+            act("write_file", path="sorted.txt", text=RIGHT),  # the same text again: done
+            act("read_file", path="sorted.txt"),
+        ],
+        events=events,
+    )
+    assert status == "completed"
+    assert reason.startswith("every acceptance check passes and step 6 changed nothing")
+    assert [s.command for s in store.steps(run.id)] == ["write_file"] * 6
+    ran = [e for e in events if e.kind == "checks_run"]
+    assert ran[-1].step == 6 and ran[-1].data["passed"]

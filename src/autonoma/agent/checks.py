@@ -17,6 +17,7 @@ import asyncio
 import hashlib
 import os
 import re
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -191,6 +192,26 @@ def fingerprint(root: Path) -> str:
             except OSError:
                 continue
             digest.update(f"{path}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
+    return digest.hexdigest()
+
+
+def content_print(root: Path, most: int = 1 << 20) -> str:
+    """Names and contents of the workspace's files (size and time for a file over `most`
+    bytes): whether a step changed anything, a rewrite with the same text included."""
+    digest = hashlib.sha256()
+    for folder, dirs, names in os.walk(root):
+        dirs.sort()
+        for name in sorted(names):
+            path = os.path.join(folder, name)
+            try:
+                st = os.lstat(path)
+                if stat.S_ISREG(st.st_mode) and st.st_size <= most:
+                    with open(path, "rb") as f:
+                        digest.update(f"{path}\0".encode() + hashlib.sha256(f.read()).digest())
+                else:
+                    digest.update(f"{path}\0{st.st_mode}\0{st.st_size}\0{st.st_mtime_ns}".encode())
+            except OSError:
+                continue
     return digest.hexdigest()
 
 
@@ -489,6 +510,7 @@ __all__ = [
     "checks_block",
     "checks_from_text",
     "checks_to_text",
+    "content_print",
     "fingerprint",
     "stored_checks",
 ]

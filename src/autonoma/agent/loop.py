@@ -24,6 +24,7 @@ from autonoma.agent.checks import (
     Judge,
     Verdict,
     checks_block,
+    content_print,
     stored_checks,
 )
 from autonoma.agent.code_actions import (
@@ -117,6 +118,10 @@ class AgentConfig:
     checks: bool = True
     # Claims of completion refused by the checks before the run ends as incomplete.
     max_claims: int = 3
+    # The run ends completed when every acceptance check passes (the judged ones judged then)
+    # and a step changed nothing in the workspace: the 1.5B model, its work done and checked,
+    # would otherwise rewrite or re-read it to the end of its budget, doubting a haiku's lines.
+    finish_on_checks: bool = True
     # json: each step one command as JSON; code: each step a short Python program calling
     # the tools as functions, run in the sandbox (agent/code_actions.py)
     actions: Literal["json", "code"] = "json"
@@ -284,6 +289,8 @@ class Agent:
                 if why:
                     status, reason = "budget_exhausted", why
                     break
+                self._checks_now, self._checks_pass = await self._checks_status(steps)
+                before = await self._content_print(workspace)
                 step, result = await self._step(
                     run, identity, workspace, context, steps, spent, remembered
                 )
@@ -296,6 +303,12 @@ class Agent:
                 refused += step.command == "task_complete" and not step.ok
                 if result is not None and result.final:
                     status, reason = "completed", step.arguments.get("reason", "")
+                elif before and await self._done_by_checks(run, step, workspace, before, spent):
+                    status = "completed"
+                    reason = (
+                        f"every acceptance check passes and step {step.n} changed nothing in "
+                        "the workspace: the work is done"
+                    )
                 elif step.command == "task_complete" and refused >= self.config.max_claims:
                     status = "incomplete"
                     why = self._refusal or step.observation
@@ -411,6 +424,31 @@ class Agent:
         failing = "; ".join(r.describe(n) for n, r in verdict.failed)
         counts = f"{len(verdict.failed)} of {len(verdict.results)}"
         return f"Acceptance checks now: {counts} fail: {failing}", False
+
+    async def _content_print(self, workspace: Workspace) -> str:
+        """The workspace's contents as a digest, when a step that changes nothing could end
+        the run (every check passed before it); "" otherwise."""
+        if not (self.config.finish_on_checks and self._acceptance and self._checks_pass):
+            return ""
+        return await asyncio.to_thread(content_print, workspace.root)
+
+    async def _done_by_checks(
+        self,
+        run: RunRecord,
+        step: StepRecord,
+        workspace: Workspace,
+        before: str,
+        spent: BudgetSpent,
+    ) -> bool:
+        """The checks passed before this step, it changed nothing, and they all pass now with
+        the judged ones judged: the work is done whether or not the model says so."""
+        if self._acceptance is None or step.command == "task_complete" or step.status != "done":
+            return False
+        if await asyncio.to_thread(content_print, workspace.root) != before:
+            return False
+        verdict = await self._acceptance.verdict(judge=spent)
+        await self.emit(run.id, "checks_run", step.n, **verdict.to_json())
+        return verdict.passed
 
     async def _final_checks(self, status: RunStatus) -> Verdict | None:
         """The checks on the workspace as the run ends (judged ones as last judged)."""
@@ -644,7 +682,6 @@ class Agent:
     ) -> tuple[StepRecord, ToolResult | None]:
         n = steps[-1].n + 1 if steps else remembered.first_step
         await self._offer(run, steps, n)
-        self._checks_now, self._checks_pass = await self._checks_status(steps)
         assembled = await self._prepare(run, identity, workspace, steps, spent, remembered)
         messages = assembled.messages
         await self.emit(run.id, "thinking", n)
