@@ -112,11 +112,12 @@ def test_run_json_completes_and_prints_only_the_result(home: Path, server: FakeO
     assert result.returncode == 0, result.stderr
     outcome = json.loads(result.stdout)  # nothing else is on stdout
     assert outcome["status"] == "completed"
-    assert outcome["reason"] == "haiku.txt has three lines"
+    # the read changed nothing with every check passing: the run ends there, on the checks
+    assert outcome["reason"].startswith("every acceptance check passes and step 2 changed")
     assert outcome["files"] == ["haiku.txt"]
-    # the identity, the acceptance checks, three steps, and one importance rating of the
+    # the identity, the acceptance checks, two steps, and one importance rating of the
     # steps saved to memory (the fake server charges 18 tokens a request)
-    assert outcome["totals"]["steps"] == 3 and outcome["totals"]["tokens"] == 6 * 18
+    assert outcome["totals"]["steps"] == 2 and outcome["totals"]["tokens"] == 5 * 18
     assert "acceptance checks (before the work):" in result.stderr
     assert "✓ all 1 acceptance checks pass" in result.stderr
     ratings = [body for body in server.requests if "ratings" in json.dumps(body)]
@@ -130,11 +131,11 @@ def test_run_json_completes_and_prints_only_the_result(home: Path, server: FakeO
     assert listed[0]["identity"]["name"] == "HaikuGPT"
 
     shown = json.loads(cli(home, "show", outcome["run_id"], "--json").stdout)
-    assert [s["command"] for s in shown["steps"]] == ["write_file", "read_file", "task_complete"]
+    assert [s["command"] for s in shown["steps"]] == ["write_file", "read_file"]
     assert shown["steps"][1]["observation"].endswith(f"(3 lines, 79 characters):\n{HAIKU}")
     assert shown["status"] == "completed"
     kinds = [e["kind"] for e in shown["events"]]
-    assert kinds.count("step_result") == 3 and kinds[-1] == "run_finished"
+    assert kinds.count("step_result") == 2 and kinds[-1] == "run_finished"
 
 
 def test_run_shows_identity_and_every_step_live(home: Path, server: FakeOpenAI) -> None:

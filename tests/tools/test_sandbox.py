@@ -256,6 +256,26 @@ async def test_cancelling_a_call_kills_the_sandbox(sandbox: Sandbox, ws: Workspa
     assert processes_with(marker) == []
 
 
+async def test_a_call_cancelled_while_the_sandbox_starts_leaves_nothing(
+    sandbox: Sandbox, ws: Workspace
+) -> None:
+    # Ctrl-C can land while bwrap is still setting the sandbox up, before it has said its
+    # init's pid: the init and the command must not outlive the call, nor the call hang on
+    # a command still reading its input.
+    marker = f"autonoma-marker-{uuid.uuid4().hex}"
+    program = f"import sys, time\nsys.stdin.read()\ntime.sleep(600)  # {marker}"
+    for delay in [i * 0.004 for i in range(40)]:
+        call = asyncio.create_task(
+            sandbox.run([sandbox.python, "-c", program], workspace=ws.root, stdin="x" * 100)
+        )
+        await asyncio.sleep(delay)
+        call.cancel()
+        async with asyncio.timeout(60):  # a hang, not a speed limit
+            with pytest.raises(asyncio.CancelledError):
+                await call
+        assert processes_with(marker) == [], f"left running after a cancel at {delay:.3f} s"
+
+
 async def test_limits_are_named(ws: Workspace) -> None:
     sandbox = BubblewrapSandbox(limits(cpu_s=1, file_mb=1))
     spin = await sandbox.run([sandbox.python, "-c", "while True: pass"], workspace=ws.root)

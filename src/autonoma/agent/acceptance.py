@@ -47,9 +47,7 @@ class Acceptance:
 
     async def progress(self) -> Progress:
         """Progress as the code checks see it, for the monitor and reflection."""
-        verdict = await self.verdict()
-        passed = sum(r.passed for r in verdict.results)
-        return Progress(verdict.facts(), passed, len(verdict.results))
+        return progress_of(await self.verdict())
 
     def refusal(self, verdict: Verdict) -> str:
         """What the model reads when its claim of completion is refused."""
@@ -58,3 +56,9 @@ class Acceptance:
             f"task_complete was refused: {len(verdict.failed)} of {len(verdict.results)} "
             f"acceptance checks fail: {failed}. Fix what they show, then call task_complete."
         )
+
+
+def progress_of(verdict: Verdict) -> Progress:
+    """A verdict as the monitor and reflection read progress."""
+    passed = sum(r.passed for r in verdict.results)
+    return Progress(verdict.facts(), passed, len(verdict.results))

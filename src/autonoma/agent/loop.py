@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from autonoma.agent.acceptance import Acceptance
+from autonoma.agent.acceptance import Acceptance, progress_of
 from autonoma.agent.action import Action, action_schema, parse_action
 from autonoma.agent.approval import ApprovalRequest, Approver, Decision, RefuseWithoutTerminal
 from autonoma.agent.checks import (
@@ -329,14 +329,22 @@ class Agent:
             status, reason = "failed", f"{error} (the run can be resumed)"
         finally:
             spent.seconds = clock_base + time.monotonic() - clock_start
-            final = await self._final_checks(status)
+            # stopped by the person: out at once, the checks run again on resume
+            stopped = status == "stopped"
+            final = None if stopped else await self._final_checks(status)
             if final is not None and not final.passed and status == "budget_exhausted":
                 reason += f"; {len(final.failed)} of {len(final.results)} checks still fail"
             await asyncio.to_thread(self.store.set_status, run_id, status, reason, spent)
-            progress = await self._progress(run, identity, workspace, steps)
-            ended: dict[str, Any] = {"checks": progress.facts, "score": progress.score}
+            ended: dict[str, Any] = {}
             if final is not None:
                 ended["acceptance"] = final.to_json()
+            if not (stopped and self._acceptance):
+                progress = (
+                    progress_of(final)
+                    if final is not None
+                    else await self._progress(run, identity, workspace, steps)
+                )
+                ended |= {"checks": progress.facts, "score": progress.score}
             await self.emit(run_id, "run_finished", status=status, reason=reason, **ended)
         budget.tick()
         return RunOutcome(

@@ -469,8 +469,8 @@ def sandbox_of(context: ToolContext) -> Sandbox:
 
 async def _execute(launch: _Launch, stdin: str | None, settings: SandboxSettings) -> SandboxResult:
     info = _InitPid(launch.info_fd) if launch.info_fd is not None else None
-    try:
-        proc = await asyncio.create_subprocess_exec(
+    starting = asyncio.ensure_future(
+        asyncio.create_subprocess_exec(
             *launch.argv,
             stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
@@ -480,6 +480,20 @@ async def _execute(launch: _Launch, stdin: str | None, settings: SandboxSettings
             pass_fds=launch.pass_fds,
             start_new_session=True,  # one group to kill; the terminal's Ctrl-C is ours alone
         )
+    )
+    # A cancel during the start waits for it, then kills the sandbox below: asyncio's own
+    # undoing of a cancelled start kills bwrap alone, which leaves the sandbox's init and
+    # command running, and then waits for ever for pipes the command holds.
+    cancelled = False
+    try:
+        while True:
+            try:
+                proc = await asyncio.shield(starting)
+                break
+            except asyncio.CancelledError:
+                if starting.cancelled():
+                    raise
+                cancelled = True  # the start goes on (shielded); it is undone below
     except OSError as err:
         if info:
             info.task.cancel()
@@ -496,6 +510,8 @@ async def _execute(launch: _Launch, stdin: str | None, settings: SandboxSettings
     waiter = asyncio.create_task(proc.wait())
     timed_out = False
     try:
+        if cancelled:
+            raise asyncio.CancelledError
         try:
             async with asyncio.timeout(settings.wall_s):
                 await asyncio.wait({waiter})  # asyncio.wait cancels nothing when it times out
@@ -511,7 +527,13 @@ async def _execute(launch: _Launch, stdin: str | None, settings: SandboxSettings
             await asyncio.shield(_stop(proc, info))
         for task in (*readers, feeder, *([info.task] if info else [])):
             task.cancel()
-        await asyncio.shield(waiter)
+        if proc.stdin is not None:
+            proc.stdin.close()  # a reader left alive sees the end of its input, not a hang
+        # Python 3.11's wait() also waits for the pipes to close, which a process outside
+        # the sandbox's kill could hold for ever; the exit status alone is enough here
+        await asyncio.wait({waiter}, timeout=DRAIN_AFTER_KILL_S)
+        while proc.returncode is None:
+            await asyncio.sleep(0.02)
     code = proc.returncode
     assert code is not None
     exit_code = 128 - code if code < 0 else code  # a signal: as a shell reports it
@@ -576,6 +598,14 @@ async def _stop(proc: asyncio.subprocess.Process, info: _InitPid | None) -> None
     pid 1, whose death makes the kernel kill and reap every process in the namespace before
     bwrap can see it gone, so when bwrap ends nothing is left. Otherwise (bwrap had not said
     its init's pid yet, the unsafe backend) bwrap or the command and its process group."""
+    if info is not None and info.pid is None and proc.returncode is None:
+        # bwrap may have made the sandbox's init without having said so yet: bwrap killed
+        # alone would leave the init and the command running (its --die-with-parent does
+        # not reach them then), so wait for the pid it writes right after
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(DRAIN_AFTER_KILL_S):
+                while info.pid is None and proc.returncode is None and not info.task.done():
+                    await asyncio.sleep(0.01)
     pid = info.pid if info else None
     if pid and proc.returncode is None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
