@@ -5,11 +5,24 @@ whose scripted model or fake server plays the agent."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 
 def _schema_properties(schema: dict[str, Any] | None) -> dict[str, Any]:
     return (schema or {}).get("properties", {})
+
+
+def _files_check(prompt: str) -> dict[str, Any]:
+    """The check a goal implies at the least: the files its task and goals name exist (the
+    workspace holds a file, if they name none)."""
+    asked = prompt.split("Now the agent's task:", 1)[-1].split("The workspace ", 1)[0]
+    names = sorted(set(re.findall(r"[\w-]+\.(?:txt|md|py|csv|json)\b", asked)))
+    if not names:
+        return {"goal": 0, "what": "the workspace holds a file", "kind": "code",
+                "code": "import os\nassert os.listdir('.'), 'the workspace is empty'"}  # fmt: skip
+    code = f"import os\nfor name in {names!r}:\n    assert os.path.isfile(name), name + ' missing'"
+    return {"goal": 1, "what": f"{', '.join(names)} exist", "kind": "code", "code": code}
 
 
 def memory_answer(schema: dict[str, Any] | None, prompt: str, rating: int = 5) -> str | None:
@@ -25,10 +38,8 @@ def memory_answer(schema: dict[str, Any] | None, prompt: str, rating: int = 5) -
         return json.dumps(
             {"insights": [{"insight": "The agent works step by step.", "because_of": [1]}]}
         )
-    if "checks" in props:  # one check any goal implies: the work leaves a file behind
-        check = {"goal": 0, "what": "the workspace holds a file", "kind": "code",
-                 "code": "import os\nassert os.listdir('.'), 'the workspace is empty'"}  # fmt: skip
-        return json.dumps({"checks": [check]})
+    if "checks" in props:
+        return json.dumps({"checks": [_files_check(prompt)]})
     if "passed" in props and "why" in props:
         return json.dumps({"passed": True, "why": "it meets the criterion"})
     if schema is None and "running summary" in prompt:

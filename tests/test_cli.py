@@ -95,9 +95,8 @@ def spec(server: FakeOpenAI) -> str:
 def test_run_json_completes_and_prints_only_the_result(home: Path, server: FakeOpenAI) -> None:
     server.responder = scripted(
         [
+            act("list_files"),
             act("write_file", path="haiku.txt", text=HAIKU),
-            act("read_file", path="haiku.txt"),
-            act("task_complete", reason="haiku.txt has three lines"),
         ]
     )
     result = cli(
@@ -112,8 +111,8 @@ def test_run_json_completes_and_prints_only_the_result(home: Path, server: FakeO
     assert result.returncode == 0, result.stderr
     outcome = json.loads(result.stdout)  # nothing else is on stdout
     assert outcome["status"] == "completed"
-    # the read changed nothing with every check passing: the run ends there, on the checks
-    assert outcome["reason"].startswith("every acceptance check passes and step 2 changed")
+    # the write made the check pass: the run ends there, on its checks, unclaimed
+    assert outcome["reason"] == "every acceptance check passes after step 2: the work is done"
     assert outcome["files"] == ["haiku.txt"]
     # the identity, the acceptance checks, two steps, and one importance rating of the
     # steps saved to memory (the fake server charges 18 tokens a request)
@@ -131,8 +130,7 @@ def test_run_json_completes_and_prints_only_the_result(home: Path, server: FakeO
     assert listed[0]["identity"]["name"] == "HaikuGPT"
 
     shown = json.loads(cli(home, "show", outcome["run_id"], "--json").stdout)
-    assert [s["command"] for s in shown["steps"]] == ["write_file", "read_file"]
-    assert shown["steps"][1]["observation"].endswith(f"(3 lines, 79 characters):\n{HAIKU}")
+    assert [s["command"] for s in shown["steps"]] == ["list_files", "write_file"]
     assert shown["status"] == "completed"
     kinds = [e["kind"] for e in shown["events"]]
     assert kinds.count("step_result") == 2 and kinds[-1] == "run_finished"
@@ -140,13 +138,14 @@ def test_run_json_completes_and_prints_only_the_result(home: Path, server: FakeO
 
 def test_run_shows_identity_and_every_step_live(home: Path, server: FakeOpenAI) -> None:
     server.responder = scripted(
-        [act("write_file", path="haiku.txt", text=HAIKU), act("task_complete", reason="done")]
+        [act("list_files"), act("write_file", path="haiku.txt", text=HAIKU)]
     )
     result = cli(home, "run", "Write a haiku", "--model", spec(server), "--continuous")
     assert result.returncode == 0, result.stderr
     text = result.stdout
     assert "HaikuGPT" in text and "1. Write a haiku about autumn" in text
     assert "step 1" in text and "step 2" in text
+    assert "every acceptance check passes after step 2" in text
     assert 'write_file(path="haiku.txt"' in text
     assert "wrote 3 lines, 79 characters to haiku.txt" in text
     assert "completed" in text
@@ -370,16 +369,10 @@ def test_a_planned_run_runs_its_graph_and_shows_it(home: Path, server: FakeOpenA
             },
         ]
     }
-    steps = {
-        "t1": [
-            act("write_file", path="maple.txt", text=HAIKU),
-            act("task_complete", reason="maple"),
-        ],
-        "t2": [act("write_file", path="rain.txt", text=HAIKU), act("task_complete", reason="rain")],
-        "t3": [
-            act("write_file", path="autumn.md", text=HAIKU),
-            act("task_complete", reason="both"),
-        ],
+    steps = {  # each write makes its task's check pass (its file exists): the task ends there
+        "t1": [act("list_files"), act("write_file", path="maple.txt", text=HAIKU)],
+        "t2": [act("list_files"), act("write_file", path="rain.txt", text=HAIKU)],
+        "t3": [act("list_files"), act("write_file", path="autumn.md", text=HAIKU)],
     }
     taken: dict[str, int] = {}
 
@@ -406,7 +399,8 @@ def test_a_planned_run_runs_its_graph_and_shows_it(home: Path, server: FakeOpenA
     assert outcome["reason"] == "all 3 tasks done"
     assert sorted(outcome["files"]) == ["autumn.md", "maple.txt", "rain.txt"]
     assert outcome["totals"]["steps"] == 6
-    assert "plan (3 tasks)" in result.stderr and "task t3 done: both" in result.stderr
+    assert "plan (3 tasks)" in result.stderr
+    assert "task t3 done: every acceptance check passes after step 2" in result.stderr
     assert "t2 · step 1" in result.stderr
     run_id = outcome["run_id"]
 
@@ -419,7 +413,8 @@ def test_a_planned_run_runs_its_graph_and_shows_it(home: Path, server: FakeOpenA
     text = cli(home, "show", run_id).stdout
     assert "✓ t1 [done] Write a haiku about maples" in text
     assert "\n└─ ✓ t3 [done] Put both haiku in autumn.md (also after t2)\n" in text
-    assert "\\x0a" not in text and "\\x0a" not in result.stderr  # one line a task
+    task_lines = [line for line in (text + result.stderr).splitlines() if "task t" in line]
+    assert task_lines and not any("\\x0a" in line for line in task_lines)  # one line a task
     assert text.count("task t") >= 3
 
     dot = cli(home, "graph", run_id, "--format", "dot").stdout

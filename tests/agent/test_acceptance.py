@@ -45,6 +45,7 @@ async def start(
     approver: Any = None,
     continuous: bool = True,
     events: list[EventRecord] | None = None,
+    finish_on_checks: bool = True,
 ) -> tuple[RunRecord, Status, str, RunStore, ScriptedModel]:
     store = RunStore(tmp_path / "runs.db")
     workspace = tmp_path / "ws"
@@ -57,6 +58,7 @@ async def start(
         continuous=continuous,
         memory=False,
         tools={"groups": []},
+        finish_on_checks=finish_on_checks,
     )
     run, _ = await create_run(store, model, GOAL, settings, workspace=workspace, identity=IDENTITY)
     listeners = [events.append] if events is not None else None
@@ -76,6 +78,7 @@ async def test_a_wrong_result_is_refused_and_the_right_one_completes(tmp_path: P
             act("task_complete", reason="sorted.txt is sorted"),
         ],
         events=events,
+        finish_on_checks=False,  # the claim itself accepted
     )
     assert status == "completed"
     kinds = [e.kind for e in events]
@@ -144,9 +147,8 @@ async def test_a_judged_check_is_judged_at_the_claim(tmp_path: Path) -> None:
             act("write_file", path="sorted.txt", text="ALICE\nBOB\nCAROL\n"),
             act("task_complete", reason="sorted"),
             {"passed": False, "why": "the names were put in capitals"},
-            act("write_file", path="sorted.txt", text=RIGHT),
-            act("task_complete", reason="sorted"),
-            {"passed": True, "why": "the spelling is kept"},
+            act("write_file", path="sorted.txt", text=RIGHT),  # the code check passes:
+            {"passed": True, "why": "the spelling is kept"},  # the judge is asked at once
         ],
     )
     assert status == "completed"
@@ -249,28 +251,51 @@ async def test_a_resumed_run_keeps_its_checks(tmp_path: Path) -> None:
     assert sum(e.kind == "checks_written" for e in store.events(run.id)) == 1
 
 
-async def test_a_step_that_changes_nothing_after_the_checks_pass_ends_the_run(
-    tmp_path: Path,
-) -> None:
-    """The checks passed, then the model re-read and rewrote the same text: the work is done
-    whether or not it says so. A step that changes something does not end it."""
+async def test_the_run_ends_once_every_check_passes_after_a_step(tmp_path: Path) -> None:
+    """The checks pass after the third step: the work is done whether or not the model says
+    so, and the steps it had in mind (undoing it) are not taken."""
     events: list[EventRecord] = []
     run, status, reason, store, _ = await start(
         tmp_path,
         [
             {"checks": [CHECK]},
+            act("read_file", path="names.txt"),
             act("write_file", path="sorted.txt", text=WRONG),
-            act("write_file", path="sorted.txt", text=WRONG),  # unchanged, but checks fail
             act("write_file", path="sorted.txt", text=RIGHT),
-            act("write_file", path="sorted.txt", text=RIGHT + "dave\n"),  # changes: goes on
-            act("write_file", path="sorted.txt", text=RIGHT),
-            act("write_file", path="sorted.txt", text=RIGHT),  # the same text again: done
-            act("read_file", path="sorted.txt"),
+            act("delete_file", path="sorted.txt"),
         ],
         events=events,
     )
     assert status == "completed"
-    assert reason.startswith("every acceptance check passes and step 6 changed nothing")
-    assert [s.command for s in store.steps(run.id)] == ["write_file"] * 6
+    assert reason == "every acceptance check passes after step 3: the work is done"
+    assert [s.command for s in store.steps(run.id)] == ["read_file", "write_file", "write_file"]
+    assert (tmp_path / "ws" / "sorted.txt").read_text() == RIGHT
     ran = [e for e in events if e.kind == "checks_run"]
-    assert ran[-1].step == 6 and ran[-1].data["passed"]
+    assert [(e.step, e.data["passed"]) for e in ran] == [(3, True)]
+
+
+async def test_a_judged_check_is_asked_again_only_about_a_changed_workspace(
+    tmp_path: Path,
+) -> None:
+    """The code check passes but the judge says no: the run goes on, and the judge is not
+    asked again until the workspace's contents change."""
+    events: list[EventRecord] = []
+    judged = {"goal": 1, "what": "the names keep their spelling", "kind": "judged", "code": ""}
+    _, status, reason, _, _ = await start(
+        tmp_path,
+        [
+            {"checks": [CHECK, judged]},
+            {"passed": False, "why": "sorted.txt does not exist yet"},  # not met before work
+            act("write_file", path="sorted.txt", text=RIGHT),
+            {"passed": False, "why": "not yet"},
+            act("read_file", path="sorted.txt"),  # nothing changed: the judge is not asked
+            act("write_file", path="sorted.txt", text=RIGHT),  # the same text: not asked
+            act("write_file", path="sorted.txt", text=RIGHT + "\n"),  # changed, still passes
+            {"passed": True, "why": "sorted"},
+        ],
+        events=events,
+    )
+    assert status == "completed", reason
+    assert reason == "every acceptance check passes after step 4: the work is done"
+    ran = [(e.step, e.data["passed"]) for e in events if e.kind == "checks_run"]
+    assert ran == [(1, False), (4, True)]

@@ -49,6 +49,7 @@ async def start(
     approver: Any = None,
     tools: ToolRegistry | None = None,
     checks: bool = True,
+    finish_on_checks: bool = True,
 ) -> tuple[list[StepRecord], str, ScriptedModel, RunStore, str]:
     store = RunStore(tmp_path / "runs.db")
     workspace = tmp_path / "ws"
@@ -62,6 +63,7 @@ async def start(
         memory=False,
         actions="code",
         checks=checks,
+        finish_on_checks=finish_on_checks,
         tools={"groups": []},
     )
     run, _ = await create_run(store, model, GOAL, settings, workspace=workspace, identity=IDENTITY)
@@ -79,6 +81,7 @@ async def test_a_program_writes_through_the_tools_and_the_checks_accept_it(
             program(SORT),
             program("task_complete('sorted.txt is sorted ignoring case')"),
         ],
+        finish_on_checks=False,  # the program's own claim, accepted by the checks
     )
     assert status == "completed"
     assert (tmp_path / "ws" / "sorted.txt").read_text() == "Alice\nbob\ncarol\n"

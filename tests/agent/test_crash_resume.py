@@ -23,6 +23,12 @@ from tests.fake_openai import FakeOpenAI
 from tests.memory_answers import fake_server_memory_answer
 
 LINES = 6
+SIX_LINES = {
+    "goal": 1,
+    "what": "log.txt holds six numbered lines",
+    "kind": "code",
+    "code": f"assert open('log.txt').read().splitlines() == [f'line {{i}}' for i in range(1, {LINES + 1})]",
+}
 
 
 def act(command: str, **args: Any) -> dict[str, Any]:
@@ -32,10 +38,14 @@ def act(command: str, **args: Any) -> dict[str, Any]:
 
 def appender(log: Path) -> Callable[[dict[str, Any]], dict[str, Any]]:
     def respond(body: dict[str, Any]) -> dict[str, Any]:
+        schema = body.get("response_format", {}).get("json_schema", {}).get("schema", {})
+        if "checks" in schema.get("properties", {}):  # the whole goal, not only the file
+            return {"content": json.dumps({"checks": [SIX_LINES]})}
         if (answer := fake_server_memory_answer(body)) is not None:
             return answer
         done = log.read_text().splitlines() if log.exists() else []
         if len(done) >= LINES:
+            # not reached while the run ends on its checks; kept for a run that does not
             return {"content": json.dumps(act("task_complete", reason="all lines written"))}
         line = f"line {len(done) + 1}\n"
         return {"content": json.dumps(act("append_file", path="log.txt", text=line))}
@@ -145,7 +155,8 @@ def test_a_run_killed_twice_resumes_and_finishes_without_lost_or_repeated_steps(
     done_appends = [s for s in steps if s["command"] == "append_file" and s["status"] == "done"]
     texts = [s["arguments"]["text"] for s in done_appends]
     assert len(texts) == len(set(texts))  # no append was run twice
-    assert steps[-1]["command"] == "task_complete"
+    # the sixth line made the check pass: the run ended there, on its checks
+    assert steps[-1]["command"] == "append_file" and len(done_appends) == LINES
     assert shown["spent"]["steps"] == len(steps)
     resumes = [e for e in shown["events"] if e["kind"] == "run_started" and e["data"]["resumed"]]
     assert len(resumes) == 2

@@ -118,9 +118,9 @@ class AgentConfig:
     checks: bool = True
     # Claims of completion refused by the checks before the run ends as incomplete.
     max_claims: int = 3
-    # The run ends completed when every acceptance check passes (the judged ones judged then)
-    # and a step changed nothing in the workspace: the 1.5B model, its work done and checked,
-    # would otherwise rewrite or re-read it to the end of its budget, doubting a haiku's lines.
+    # The run ends completed as soon as every acceptance check passes after a step (the
+    # judged ones judged then): the 1.5B model, its work done and checked, would otherwise
+    # doubt a haiku's lines, delete it and run out of budget rewriting it.
     finish_on_checks: bool = True
     # json: each step one command as JSON; code: each step a short Python program calling
     # the tools as functions, run in the sandbox (agent/code_actions.py)
@@ -220,6 +220,7 @@ class Agent:
         self._refusal = ""  # why the checks last turned a claim of completion down
         self._checks_now = ""  # what the code checks say of the workspace before this step
         self._checks_pass = False  # and whether all of them that can run pass
+        self._judged_on = ""  # the workspace's contents when the judge last said no
 
     # -- events ---------------------------------------------------------------------------
 
@@ -290,7 +291,6 @@ class Agent:
                     status, reason = "budget_exhausted", why
                     break
                 self._checks_now, self._checks_pass = await self._checks_status(steps)
-                before = await self._content_print(workspace)
                 step, result = await self._step(
                     run, identity, workspace, context, steps, spent, remembered
                 )
@@ -303,12 +303,9 @@ class Agent:
                 refused += step.command == "task_complete" and not step.ok
                 if result is not None and result.final:
                     status, reason = "completed", step.arguments.get("reason", "")
-                elif before and await self._done_by_checks(run, step, workspace, before, spent):
+                elif await self._done_by_checks(run, step, workspace, spent):
                     status = "completed"
-                    reason = (
-                        f"every acceptance check passes and step {step.n} changed nothing in "
-                        "the workspace: the work is done"
-                    )
+                    reason = f"every acceptance check passes after step {step.n}: the work is done"
                 elif step.command == "task_complete" and refused >= self.config.max_claims:
                     status = "incomplete"
                     why = self._refusal or step.observation
@@ -433,28 +430,27 @@ class Agent:
         counts = f"{len(verdict.failed)} of {len(verdict.results)}"
         return f"Acceptance checks now: {counts} fail: {failing}", False
 
-    async def _content_print(self, workspace: Workspace) -> str:
-        """The workspace's contents as a digest, when a step that changes nothing could end
-        the run (every check passed before it); "" otherwise."""
-        if not (self.config.finish_on_checks and self._acceptance and self._checks_pass):
-            return ""
-        return await asyncio.to_thread(content_print, workspace.root)
-
     async def _done_by_checks(
-        self,
-        run: RunRecord,
-        step: StepRecord,
-        workspace: Workspace,
-        before: str,
-        spent: BudgetSpent,
+        self, run: RunRecord, step: StepRecord, workspace: Workspace, spent: BudgetSpent
     ) -> bool:
-        """The checks passed before this step, it changed nothing, and they all pass now with
-        the judged ones judged: the work is done whether or not the model says so."""
-        if self._acceptance is None or step.command == "task_complete" or step.status != "done":
+        """Every code check passes after this step and the judged ones, judged now, agree:
+        the work is done whether or not the model says so (the 1.5B model, its work done
+        and checked, went on to undo it). The judge is asked again only about a workspace
+        whose contents changed since it last said no."""
+        if not (self.config.finish_on_checks and self._acceptance):
             return False
-        if await asyncio.to_thread(content_print, workspace.root) != before:
+        if step.command == "task_complete" or step.status != "done":
             return False
-        verdict = await self._acceptance.verdict(judge=spent)
+        verdict = await self._acceptance.verdict()
+        code = [r for r in verdict.results if r.check.kind == "code"]
+        if not code or not all(r.passed for r in code):
+            return False
+        if any(c.kind == "judged" for c in self._acceptance.checks):
+            judged_on = await asyncio.to_thread(content_print, workspace.root)
+            if judged_on == self._judged_on:
+                return False
+            self._judged_on = judged_on
+            verdict = await self._acceptance.verdict(judge=spent)
         await self.emit(run.id, "checks_run", step.n, **verdict.to_json())
         return verdict.passed
 

@@ -84,6 +84,8 @@ class RunSettings(BaseModel):
     trials: int = Field(2, ge=1, le=5)  # with self_reflect: attempts at the task in one run
     # acceptance checks written from the goals before the work; task_complete needs them passed
     checks: bool = True
+    # the run ends completed once every check passes after a step, claimed or not
+    finish_on_checks: bool = True
     # json: one command a step; code: a short Python program a step, calling the tools
     actions: Literal["json", "code"] = "json"
 
@@ -98,6 +100,7 @@ class RunSettings(BaseModel):
             self_reflect=self.self_reflect,
             trials=self.trials,
             checks=self.checks,
+            finish_on_checks=self.finish_on_checks,
             actions=self.actions,
         )
 
