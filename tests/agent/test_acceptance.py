@@ -299,3 +299,27 @@ async def test_a_judged_check_is_asked_again_only_about_a_changed_workspace(
     assert reason == "every acceptance check passes after step 4: the work is done"
     ran = [(e.step, e.data["passed"]) for e in events if e.kind == "checks_run"]
     assert ran == [(1, False), (4, True)]
+
+
+async def test_judged_checks_alone_end_the_run_once_the_judge_agrees(tmp_path: Path) -> None:
+    """Without code checks the judge is asked after a step that changed the workspace (not
+    after one that changed nothing), and its yes ends the run."""
+    judged = {
+        "goal": 1,
+        "what": "sorted.txt lists the names in order",
+        "kind": "judged",
+        "code": "",
+    }
+    _, status, reason, _, model = await start(
+        tmp_path,
+        [
+            {"checks": [judged]},
+            {"passed": False, "why": "sorted.txt does not exist yet"},  # not met before work
+            act("read_file", path="names.txt"),  # changes nothing: the judge is not asked
+            act("write_file", path="sorted.txt", text=RIGHT),
+            {"passed": True, "why": "in order"},
+        ],
+    )
+    assert status == "completed", reason
+    assert reason == "every acceptance check passes after step 2: the work is done"
+    assert len(model.requests) == 5

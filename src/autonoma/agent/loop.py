@@ -400,6 +400,9 @@ class Agent:
             return
         judge = Judge(self.side_model)
         self._acceptance = Acceptance(checks, runner, judge, run.goal, identity.goals, workspace)
+        # the workspace as the checks found it: the judge is asked about it no more (at a
+        # run's start the writer's guard has found no judged check met on it)
+        self._judged_on = await asyncio.to_thread(content_print, workspace.root)
 
     async def _review_checks(self, run_id: str, checks: list[Check]) -> list[Check]:
         """In approval mode the person sees the checks and may edit them (stored if changed)."""
@@ -436,14 +439,15 @@ class Agent:
         """Every code check passes after this step and the judged ones, judged now, agree:
         the work is done whether or not the model says so (the 1.5B model, its work done
         and checked, went on to undo it). The judge is asked again only about a workspace
-        whose contents changed since it last said no."""
+        whose contents changed since it last said no (with judged checks alone, after each
+        step that changed something)."""
         if not (self.config.finish_on_checks and self._acceptance):
             return False
         if step.command == "task_complete" or step.status != "done":
             return False
         verdict = await self._acceptance.verdict()
         code = [r for r in verdict.results if r.check.kind == "code"]
-        if not code or not all(r.passed for r in code):
+        if not all(r.passed for r in code):
             return False
         if any(c.kind == "judged" for c in self._acceptance.checks):
             judged_on = await asyncio.to_thread(content_print, workspace.root)
