@@ -5,8 +5,9 @@ whose scripted model or fake server plays the agent."""
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
+
+from autonoma.agent.completion import named_files
 
 
 def _schema_properties(schema: dict[str, Any] | None) -> dict[str, Any]:
@@ -17,7 +18,7 @@ def _files_check(prompt: str) -> dict[str, Any]:
     """The check a goal implies at the least: the files its task and goals name exist (the
     workspace holds a file, if they name none)."""
     asked = prompt.split("Now the agent's task:", 1)[-1].split("The workspace ", 1)[0]
-    names = sorted(set(re.findall(r"[\w-]+\.(?:txt|md|py|csv|json)\b", asked)))
+    names = sorted(named_files([asked]))
     if not names:
         return {"goal": 0, "what": "the workspace holds a file", "kind": "code",
                 "code": "import os\nassert os.listdir('.'), 'the workspace is empty'"}  # fmt: skip

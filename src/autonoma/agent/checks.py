@@ -18,14 +18,14 @@ import hashlib
 import os
 import re
 import stat
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from autonoma.agent.completion import named_files
+from autonoma.agent.completion import deliverables, named_files
 from autonoma.agent.pysource import mend_json_slips
 from autonoma.errors import ModelError, ModelRefused, OutputInvalid
 from autonoma.llm import Model
@@ -179,19 +179,24 @@ class CheckRunner:
         return [await self.run(c) for c in checks if c.kind == "code"]
 
 
-def fingerprint(root: Path) -> str:
-    """Names, sizes and modification times of the workspace's files: what a check can see
-    changing. Cheap enough to take every step."""
-    digest = hashlib.sha256()
+def _entries(root: Path) -> Iterator[tuple[str, os.stat_result]]:
+    """Every file under `root` (links not followed) with its lstat, in a stable order."""
     for folder, dirs, names in os.walk(root):
         dirs.sort()
         for name in sorted(names):
             path = os.path.join(folder, name)
             try:
-                st = os.lstat(path)
+                yield path, os.lstat(path)
             except OSError:
                 continue
-            digest.update(f"{path}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
+
+
+def fingerprint(root: Path) -> str:
+    """Names, sizes and modification times of the workspace's files: what a check can see
+    changing. Cheap enough to take every step."""
+    digest = hashlib.sha256()
+    for path, st in _entries(root):
+        digest.update(f"{path}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
     return digest.hexdigest()
 
 
@@ -199,19 +204,15 @@ def content_print(root: Path, most: int = 1 << 20) -> str:
     """Names and contents of the workspace's files (size and time for a file over `most`
     bytes): whether a step changed anything, a rewrite with the same text included."""
     digest = hashlib.sha256()
-    for folder, dirs, names in os.walk(root):
-        dirs.sort()
-        for name in sorted(names):
-            path = os.path.join(folder, name)
+    for path, st in _entries(root):
+        if stat.S_ISREG(st.st_mode) and st.st_size <= most:
             try:
-                st = os.lstat(path)
-                if stat.S_ISREG(st.st_mode) and st.st_size <= most:
-                    with open(path, "rb") as f:
-                        digest.update(f"{path}\0".encode() + hashlib.sha256(f.read()).digest())
-                else:
-                    digest.update(f"{path}\0{st.st_mode}\0{st.st_size}\0{st.st_mtime_ns}".encode())
-            except OSError:
+                with open(path, "rb") as f:
+                    digest.update(f"{path}\0".encode() + hashlib.sha256(f.read()).digest())
                 continue
+            except OSError:
+                pass
+        digest.update(f"{path}\0{st.st_mode}\0{st.st_size}\0{st.st_mtime_ns}".encode())
     return digest.hexdigest()
 
 
@@ -379,7 +380,8 @@ class Judge:
     ) -> CheckResult:
         # a 1.5B judge called a haiku "about autumn" before haiku.txt existed: the files the
         # criterion names must be there
-        if missing := _missing(workspace, named_files([check.what])):
+        missing = [d.name for d in deliverables(workspace, [check.what]) if d.lines is None]
+        if missing:
             return CheckResult(check, False, f"{', '.join(missing)} does not exist")
         prompt = render(
             "autonoma.agent",
@@ -411,18 +413,6 @@ def _peek(workspace: Workspace, texts: Sequence[str], most: int = 12) -> list[st
         more = f"\n    ... ({len(lines)} lines in all)" if len(lines) > 6 else ""
         shown.append(f"{name}:\n{head}{more}" if head else f"{name}: (empty)")
     return shown
-
-
-def _missing(workspace: Workspace, names: Sequence[str]) -> list[str]:
-    """Those of the files that are not in the workspace (nothing is judged on them)."""
-    found = []
-    for name in names:
-        try:
-            if not workspace.resolve(name).is_file():
-                found.append(name)
-        except WorkspaceError:
-            found.append(name)
-    return found
 
 
 def _contents(workspace: Workspace, texts: Sequence[str], limit: int = 3000) -> list[str]:

@@ -333,14 +333,13 @@ class Agent:
                 reason += f"; {len(final.failed)} of {len(final.results)} checks still fail"
             await asyncio.to_thread(self.store.set_status, run_id, status, reason, spent)
             ended: dict[str, Any] = {}
+            progress: Progress | None = None  # none for a stop: its checks are not run
             if final is not None:
+                progress = progress_of(final)
                 ended["acceptance"] = final.to_json()
-            if not (stopped and self._acceptance):
-                progress = (
-                    progress_of(final)
-                    if final is not None
-                    else await self._progress(run, identity, workspace, steps)
-                )
+            elif not (stopped and self._acceptance):
+                progress = await self._progress(run, identity, workspace, steps)
+            if progress is not None:
                 ended |= {"checks": progress.facts, "score": progress.score}
             await self.emit(run_id, "run_finished", status=status, reason=reason, **ended)
         budget.tick()

@@ -574,6 +574,7 @@ class _InitPid:
 
     def __init__(self, fd: int) -> None:
         self.pid: int | None = None
+        self.said = asyncio.Event()  # set once the pid is known or bwrap can no longer say it
         self.task = asyncio.create_task(self._read(fd))
 
     async def _read(self, fd: int) -> None:
@@ -589,8 +590,10 @@ class _InitPid:
                 found = re.search(rb'"child-pid"\s*:\s*(\d+)', seen)
                 if found and self.pid is None:
                     self.pid = int(found.group(1))
+                    self.said.set()
         finally:
             transport.close()
+            self.said.set()
 
 
 async def _stop(proc: asyncio.subprocess.Process, info: _InitPid | None) -> None:
@@ -598,14 +601,12 @@ async def _stop(proc: asyncio.subprocess.Process, info: _InitPid | None) -> None
     pid 1, whose death makes the kernel kill and reap every process in the namespace before
     bwrap can see it gone, so when bwrap ends nothing is left. Otherwise (bwrap had not said
     its init's pid yet, the unsafe backend) bwrap or the command and its process group."""
-    if info is not None and info.pid is None and proc.returncode is None:
+    if info is not None and proc.returncode is None:
         # bwrap may have made the sandbox's init without having said so yet: bwrap killed
         # alone would leave the init and the command running (its --die-with-parent does
         # not reach them then), so wait for the pid it writes right after
         with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(DRAIN_AFTER_KILL_S):
-                while info.pid is None and proc.returncode is None and not info.task.done():
-                    await asyncio.sleep(0.01)
+            await asyncio.wait_for(info.said.wait(), DRAIN_AFTER_KILL_S)
     pid = info.pid if info else None
     if pid and proc.returncode is None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
