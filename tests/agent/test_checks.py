@@ -130,6 +130,39 @@ async def test_a_check_that_cannot_fail_or_is_broken_is_sent_back(
     assert written.usage.total_tokens > 0
 
 
+@needs_bwrap
+async def test_a_check_of_the_inputs_alone_is_sent_back(
+    runner: CheckRunner, workspace: Workspace
+) -> None:
+    """It fails before the work and would fail after it too: it reads none of the files the
+    work must make. A module the goal names counts as read when the check imports it."""
+    count = "expected = len(open('names.txt').read().splitlines())\n"
+    inputs_only = code(
+        "names.txt is counted", count + "assert open('names.txt').read() == expected"
+    )
+    good = [
+        code("count.txt holds the count", count + "assert open('count.txt').read().strip() == str(expected)"),
+        code("count_lines in counter.py counts", "from counter import count_lines\nassert count_lines('names.txt') == 3"),
+    ]  # fmt: skip
+    model = ScriptedModel([{"checks": [inputs_only, *good]}, {"checks": good}])  # asked again
+    written = await CheckWriter(model, runner).write(
+        "Write the number of lines of names.txt to count.txt, and a function count_lines in "
+        "counter.py",
+        ["Write the count to count.txt", "Write counter.py"],
+        workspace,
+        SPENT(),
+    )
+    assert [c.what for c in written.checks] == [
+        "count.txt holds the count",
+        "count_lines in counter.py counts",
+    ]
+    assert len(written.discarded) == 1
+    assert (
+        "reads none of the files the work must make (count.txt, counter.py)"
+        in (written.discarded[0])
+    )
+
+
 async def test_without_a_sandbox_only_judged_checks_are_kept(workspace: Workspace) -> None:
     judged = {"goal": 1, "what": "the list reads well", "kind": "judged", "code": ""}
     model = ScriptedModel([{"checks": [code("x", "assert False"), judged]}, {"checks": [judged]}])

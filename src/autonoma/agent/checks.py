@@ -323,6 +323,7 @@ class CheckWriter:
                 problem = await self._judged_problem(check, task, goals, workspace, spent)
             else:
                 problem = await self._problem(check)
+                problem = problem or _reads_no_result(check, [task, *goals], workspace)
             if problem:
                 problems.append(f"the check {check.what!r} {problem}")
             elif check not in kept:
@@ -362,6 +363,28 @@ class CheckWriter:
         if _error_name(result.output) not in MEANINGFUL_FAILURES:
             return f"is broken: before any work it fails with {result.output}"
         return ""
+
+
+def _reads_no_result(check: Check, texts: Sequence[str], workspace: Workspace) -> str:
+    """A code check that names none of the files the work must make (those the task, goals
+    or check name that are not there yet) checks only the inputs: it fails before the work
+    and after it alike. The 1.5B writer checked poem.txt's text against a line count, and a
+    title's length in haiku.txt, not title.txt."""
+    made = [d.name for d in deliverables(workspace, [*texts, check.what]) if d.lines is None]
+    if not made or any(_mentions(check.code, name) for name in made):
+        return ""
+    return (
+        f"reads none of the files the work must make ({', '.join(made)}), only what is there "
+        "before it, so it can never pass: check what the work leaves in them"
+    )
+
+
+def _mentions(code: str, name: str) -> bool:
+    """Whether the code names the file (a module by its import name too)."""
+    if name in code:
+        return True
+    module = name.removesuffix(".py").replace("/", ".")
+    return name.endswith(".py") and re.search(rf"\b{re.escape(module)}\b", code) is not None
 
 
 class Judge:
