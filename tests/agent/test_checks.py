@@ -137,8 +137,9 @@ async def test_a_check_of_the_inputs_alone_is_sent_back(
     """It fails before the work and would fail after it too: it reads none of the files the
     work must make. A module the goal names counts as read when the check imports it."""
     count = "expected = len(open('names.txt').read().splitlines())\n"
-    inputs_only = code(
-        "names.txt is counted", count + "assert open('names.txt').read() == expected"
+    inputs_only = code(  # count.txt only in the message: not what it reads
+        "names.txt is counted",
+        count + "assert open('names.txt').read() == expected, f'count.txt has {expected}'",
     )
     good = [
         code("count.txt holds the count", count + "assert open('count.txt').read().strip() == str(expected)"),

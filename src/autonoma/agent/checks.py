@@ -13,6 +13,7 @@ began cannot tell done from not done, and is sent back to be written again.
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import hashlib
 import os
@@ -380,11 +381,37 @@ def _reads_no_result(check: Check, texts: Sequence[str], workspace: Workspace) -
 
 
 def _mentions(code: str, name: str) -> bool:
-    """Whether the code names the file (a module by its import name too)."""
-    if name in code:
-        return True
-    module = name.removesuffix(".py").replace("/", ".")
-    return name.endswith(".py") and re.search(rf"\b{re.escape(module)}\b", code) is not None
+    """Whether the code uses the file: its name in a string the code works with (not only in
+    an assertion's message or an f-string: "title.txt has 3 lines" read haiku.txt), or, for
+    a module, an import of it."""
+    module = name.removesuffix(".py").replace("/", ".") if name.endswith(".py") else None
+    return any(name in text or text == module for text in _used_strings(code))
+
+
+def _used_strings(code: str) -> set[str]:
+    """The string constants and imported module names of a program, leaving out what only
+    its messages say (assertion messages, f-strings)."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return set()
+    said: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assert) and node.msg is not None:
+            said.update(id(n) for n in ast.walk(node.msg))
+        elif isinstance(node, ast.JoinedStr):
+            said.update(id(n) for n in ast.walk(node))
+    used: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in said:
+            continue
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            used.add(node.value)
+        elif isinstance(node, ast.Import):
+            used.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            used.add(node.module)
+    return used
 
 
 class Judge:
