@@ -131,11 +131,12 @@ async def test_a_check_that_cannot_fail_or_is_broken_is_sent_back(
 
 
 @needs_bwrap
-async def test_a_check_of_the_inputs_alone_is_sent_back(
+async def test_a_check_of_the_inputs_alone_or_without_an_assert_is_sent_back(
     runner: CheckRunner, workspace: Workspace
 ) -> None:
     """It fails before the work and would fail after it too: it reads none of the files the
-    work must make. A module the goal names counts as read when the check imports it."""
+    work must make. A module the goal names counts as read when the check imports it. A check
+    without an assert checks only that a file can be read."""
     count = "expected = len(open('names.txt').read().splitlines())\n"
     inputs_only = code(  # count.txt only in the message: not what it reads
         "names.txt is counted",
@@ -145,7 +146,8 @@ async def test_a_check_of_the_inputs_alone_is_sent_back(
         code("count.txt holds the count", count + "assert open('count.txt').read().strip() == str(expected)"),
         code("count_lines in counter.py counts", "from counter import count_lines\nassert count_lines('names.txt') == 3"),
     ]  # fmt: skip
-    model = ScriptedModel([{"checks": [inputs_only, *good]}, {"checks": good}])  # asked again
+    no_assert = code("count.txt is read", "n = int(open('count.txt').read())")
+    model = ScriptedModel([{"checks": [inputs_only, no_assert, *good]}, {"checks": good}])
     written = await CheckWriter(model, runner).write(
         "Write the number of lines of names.txt to count.txt, and a function count_lines in "
         "counter.py",
@@ -157,7 +159,8 @@ async def test_a_check_of_the_inputs_alone_is_sent_back(
         "count.txt holds the count",
         "count_lines in counter.py counts",
     ]
-    assert len(written.discarded) == 1
+    assert len(written.discarded) == 2
+    assert "asserts nothing" in written.discarded[1]
     assert (
         "reads none of the files the work must make (count.txt, counter.py)"
         in (written.discarded[0])
@@ -215,6 +218,11 @@ async def test_a_judged_check_of_a_file_not_there_fails_without_asking(
     assert not model.requests
     (workspace.root / "haiku.txt").write_text("red leaves fall\n")
     assert (await judge.judge(about, "Write a haiku", [], workspace, SPENT())).passed
+    # the judge sees the files the criterion names, with their sizes: the 1.5B judge, shown
+    # none, called a three-line file "a one-line title"
+    assert "haiku.txt (1 line, 16 characters):\nred leaves fall" in (
+        model.requests[0].messages[0].content
+    )
 
 
 @needs_bwrap

@@ -36,6 +36,7 @@ from autonoma.runtime.budget import BudgetSpent
 from autonoma.runtime.store import EventRecord
 from autonoma.templating import render
 from autonoma.tools import Workspace, WorkspaceError
+from autonoma.tools.files import text_size
 from autonoma.tools.sandbox import Sandbox, SandboxError
 
 CheckKind = Literal["code", "judged"]
@@ -355,6 +356,8 @@ class CheckWriter:
             compile(check.code, "check.py", "exec")
         except SyntaxError as error:
             return f"is not valid Python: {error.msg} (line {error.lineno})"
+        if not _asserts(check.code):
+            return "asserts nothing, so it checks only that its files can be read: add an assert"
         result = await self.runner.run(check)
         if result.passed:
             return (
@@ -378,6 +381,11 @@ def _reads_no_result(check: Check, texts: Sequence[str], workspace: Workspace) -
         f"reads none of the files the work must make ({', '.join(made)}), only what is there "
         "before it, so it can never pass: check what the work leaves in them"
     )
+
+
+def _asserts(code: str) -> bool:
+    """Whether the program can fail on purpose: an assert or a raise."""
+    return any(isinstance(n, ast.Assert | ast.Raise) for n in ast.walk(ast.parse(code)))
 
 
 def _mentions(code: str, name: str) -> bool:
@@ -438,7 +446,7 @@ class Judge:
             "judge_check.j2",
             criterion=check.what,
             task=task,
-            files=_contents(workspace, [task, *goals]),
+            files=_contents(workspace, [check.what, task, *goals]),  # the files it judges first
         )
         answer = await ask(
             self.model, prompt, spent, output=_Judgement, max_tokens=200, temperature=0.0
@@ -478,7 +486,7 @@ def _contents(workspace: Workspace, texts: Sequence[str], limit: int = 3000) -> 
             continue
         text = path.read_text(encoding="utf-8", errors="replace")
         cut = f"\n[... {len(text) - limit} more characters]" if len(text) > limit else ""
-        shown.append(f"{name}:\n{text[:limit]}{cut}")
+        shown.append(f"{name} ({text_size(text)}):\n{text[:limit]}{cut}")
     return shown
 
 

@@ -32,10 +32,10 @@ def read_file(context: ToolContext, path: str) -> str:
     text = target.read_bytes()[:MAX_READ_BYTES].decode("utf-8", errors="replace")
     if size > MAX_READ_BYTES:
         return f"{path} (first {MAX_READ_BYTES} of {size} bytes):\n{text}"
-    return f"{path} ({_size(text)}):\n{text}"
+    return f"{path} ({text_size(text)}):\n{text}"
 
 
-def _size(text: str) -> str:
+def text_size(text: str) -> str:
     """ "3 lines, 64 characters". Models count badly; saying it lets them check a file at a
     glance instead of reading it again and again."""
     return f"{_count(len(text.splitlines()), 'line')}, {_count(len(text), 'character')}"
@@ -56,7 +56,7 @@ def write_file(context: ToolContext, path: str, text: WholeText) -> str:
     target = context.workspace.resolve(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(text, encoding="utf-8")
-    return f"wrote {_size(text)} to {path}"
+    return f"wrote {text_size(text)} to {path}"
 
 
 @tool(risk=Risk.WRITE, timeout_s=10)
@@ -71,7 +71,9 @@ def append_file(context: ToolContext, path: str, text: str) -> str:
     target.parent.mkdir(parents=True, exist_ok=True)
     with target.open("a", encoding="utf-8") as f:
         f.write(text)
-    return f"appended {_size(text)} to {path}; it now holds {_size(target.read_text('utf-8'))}"
+    return (
+        f"appended {text_size(text)} to {path}; it now holds {text_size(target.read_text('utf-8'))}"
+    )
 
 
 @tool(risk=Risk.WRITE, timeout_s=10)
