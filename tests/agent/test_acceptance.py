@@ -301,9 +301,9 @@ async def test_a_judged_check_is_asked_again_only_about_a_changed_workspace(
     assert ran == [(1, False), (4, True)]
 
 
-async def test_judged_checks_alone_end_the_run_once_the_judge_agrees(tmp_path: Path) -> None:
-    """Without code checks the judge is asked after a step that changed the workspace (not
-    after one that changed nothing), and its yes ends the run."""
+async def test_judged_checks_alone_wait_for_the_claim(tmp_path: Path) -> None:
+    """Without a code check the run does not end on the judge's word after a step (the 1.5B
+    judge called a three-line title.txt "a one-line title"): the model's claim is judged."""
     judged = {
         "goal": 1,
         "what": "sorted.txt lists the names in order",
@@ -315,11 +315,10 @@ async def test_judged_checks_alone_end_the_run_once_the_judge_agrees(tmp_path: P
         [
             {"checks": [judged]},
             {"passed": False, "why": "sorted.txt does not exist yet"},  # not met before work
-            act("read_file", path="names.txt"),  # changes nothing: the judge is not asked
-            act("write_file", path="sorted.txt", text=RIGHT),
+            act("write_file", path="sorted.txt", text=RIGHT),  # the judge is not asked here
+            act("task_complete", reason="sorted"),
             {"passed": True, "why": "in order"},
         ],
     )
-    assert status == "completed", reason
-    assert reason == "every acceptance check passes after step 2: the work is done"
+    assert (status, reason) == ("completed", "sorted")
     assert len(model.requests) == 5
