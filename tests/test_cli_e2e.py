@@ -81,10 +81,8 @@ def test_the_default_model_achieves_the_demo_goal(tmp_path: Path) -> None:
 
 def test_the_default_model_carries_out_a_planned_goal(tmp_path: Path) -> None:
     # The planned strategy end to end: Qwen writes the graph, each task runs in its own loop.
-    # Without acceptance checks: what this test covers is the graph and its tasks, and the
-    # checks the 1.5B model writes for the title task were weak or wrong in three of four runs
-    # seen (a check of haiku.txt's length; a judge calling three lines a one-line title). The
-    # checks are covered by the demo-goal test above and measured in bench/everyday.py.
+    # Six steps a task: in four of five runs seen with four, the 1.5B model had the title
+    # task's result right once and then re-read the haiku or undid the title to the limit.
     home = tmp_path / "home"
     result = autonoma(
         home,
@@ -92,12 +90,11 @@ def test_the_default_model_carries_out_a_planned_goal(tmp_path: Path) -> None:
         "Write a haiku about autumn to haiku.txt and a one-line title for it to title.txt",
         "--strategy",
         "plan",
-        "--no-checks",
         "--continuous",
         "--max-steps",
-        "12",
+        "16",
         "--task-steps",
-        "4",
+        "6",
         "--seed",
         "0",
         "--json",
@@ -116,4 +113,4 @@ def test_the_default_model_carries_out_a_planned_goal(tmp_path: Path) -> None:
     workspace = Path(outcome["workspace"])
     assert len(workspace.joinpath("haiku.txt").read_text().strip().splitlines()) >= 3
     assert len(workspace.joinpath("title.txt").read_text().strip().splitlines()) == 1
-    assert outcome["totals"]["steps"] <= 12
+    assert outcome["totals"]["steps"] <= 16

@@ -238,10 +238,10 @@ async def test_a_failure_is_named_by_its_error_when_the_message_spans_lines(
     )
     result = await runner.run(check)
     assert not result.passed
-    assert result.output == "AssertionError: got bob Alice , no (check.py line 2)"
+    assert result.output == "AssertionError: got bob Alice , no (line 2 of the check)"
     long = Check(what="long", code="assert False, 'x' * 1000")
     said = (await runner.run(long)).output
-    assert said.startswith("AssertionError: xxx") and said.endswith("… (check.py line 1)")
+    assert said.startswith("AssertionError: xxx") and said.endswith("… (line 1 of the check)")
     model = ScriptedModel([{"checks": [check.model_dump()]}])
     (workspace.root / "sorted.txt").unlink()
     (workspace.root / "sorted.txt").write_text("bob\n")

@@ -223,7 +223,8 @@ def _key(check: Check, print_: str) -> str:
 
 
 def _tail(stderr: str, limit: int = 400) -> str:
-    """A failed check's error as one line: "AssertionError: ... (check.py line 3)", from the
+    """A failed check's error as one line: "AssertionError: ... (line 3 of the check)" (not
+    "check.py": a retried task's goal quoting it named a file for the work to make), from the
     exception's own line on (its message may span lines: a file's text in an f-string), the
     start kept when it is long, since the error's name comes first."""
     lines = [line for line in stderr.strip().splitlines() if line.strip()]
@@ -234,7 +235,7 @@ def _tail(stderr: str, limit: int = 400) -> str:
     if len(error) > limit:
         error = error[: limit - 1] + "…"
     at = [m.group(1) for m in map(_CHECK_LINE.search, lines) if m]
-    return f"{error} (check.py line {at[-1]})" if at else error
+    return f"{error} (line {at[-1]} of the check)" if at else error
 
 
 _CHECK_LINE = re.compile(r'File "check\.py", line (\d+)')
