@@ -215,24 +215,41 @@ async def test_without_usable_checks_completion_falls_back_to_the_named_files(
     assert failed and failed[0].data["error"]
 
 
-async def test_a_third_identical_command_in_a_row_is_refused_unrun(tmp_path: Path) -> None:
-    run, _, _, store, model = await start(
+async def test_a_third_identical_command_is_refused_and_then_not_offered(
+    tmp_path: Path,
+) -> None:
+    """Twice the same read with the same result: the third is refused unrun with the reason;
+    the next step's schema then leaves read_file out (a constrained decoder cannot ask for it
+    a fourth time) and the prompt says why; the step after offers it again."""
+    run, status, _, store, model = await start(
         tmp_path,
         [
             {"checks": [CHECK]},
-            *[act("read_file", path="names.txt")] * 4,
+            *[act("read_file", path="names.txt")] * 3,
+            act("write_file", path="sorted.txt", text=WRONG),
             act("write_file", path="sorted.txt", text=RIGHT),
-            act("task_complete", reason="sorted"),
         ],
     )
+    assert status == "completed"
     steps = store.steps(run.id)
-    assert [s.ok for s in steps[:4]] == [True, True, False, False]  # refused while it asks
-    assert steps[2].observation.startswith(
+    assert [s.ok for s in steps] == [True, True, False, True, True]
+    assert (steps[2].observation or "").startswith(
         "refused: this is the third read_file with the same arguments in a row: steps 1 and 2"
     )
+    offered = [commands(request.schema) for request in model.requests[1:]]
+    assert all("read_file" in offered[i] for i in (0, 1, 2, 4))
+    assert "read_file" not in offered[3] and "write_file" in offered[3]
     third_prompt = model.requests[3].messages[1].content
     assert "Step 2 repeated step 1: the same command with the same result." in third_prompt
-    assert third_prompt.rstrip().count("Step 2 repeated step 1") == 2  # in the step and at the end
+    fourth_prompt = model.requests[4].messages[1].content
+    assert "read_file is not offered at this step: it was refused as a repeat" in fourth_prompt
+    assert "is not offered" not in model.requests[5].messages[1].content
+
+
+def commands(schema: dict[str, Any] | None) -> set[str]:
+    assert schema is not None
+    options = schema["properties"]["command"]["anyOf"]
+    return {option["properties"]["name"]["const"] for option in options}
 
 
 async def test_a_resumed_run_keeps_its_checks(tmp_path: Path) -> None:

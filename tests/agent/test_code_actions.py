@@ -174,3 +174,20 @@ async def test_outside_content_inside_a_program_stops_its_risky_calls(tmp_path: 
     assert first.untrusted
     assert "refused: outside content entered during this program" in (first.observation or "")
     assert (tmp_path / "ws" / "names.txt").exists()
+
+
+async def test_a_third_identical_program_in_a_row_is_refused_unrun(tmp_path: Path) -> None:
+    """A program cannot be left out of a schema as a JSON command can, so the third identical
+    one after two identical results is refused without running, for as long as it is asked."""
+    read = "print(read_file('names.txt'))"
+    steps, status, model, _, _ = await start(
+        tmp_path, [{"checks": [CHECK]}, *[program(read)] * 4, program(SORT)]
+    )
+    assert status == "completed"
+    assert [s.ok for s in steps[:4]] == [True, True, False, False]
+    assert (steps[2].observation or "").startswith(
+        "refused: this is the third python with the same arguments in a row: steps 1 and 2"
+    )
+    third_prompt = model.requests[3].messages[1].content
+    assert "Step 2 repeated step 1: the same command with the same result." in third_prompt
+    assert "is not offered" not in third_prompt

@@ -143,8 +143,8 @@ async def test_a_tool_error_is_fed_back_verbatim_and_the_run_goes_on(
     run, outcome = await start(store, model, tmp_path)
     assert outcome.status == "completed"
     first, second, _ = store.steps(run.id)
-    assert not first.ok and "notes.md does not exist" in (first.observation or "")
-    assert "notes.md does not exist" in user_texts(model, 1)
+    assert not first.ok and "notes.md is not a file" in (first.observation or "")
+    assert "notes.md is not a file" in user_texts(model, 1)
     assert not second.ok and "leads outside the workspace" in (second.observation or "")
     assert "leads outside the workspace" in user_texts(model, 2)
 

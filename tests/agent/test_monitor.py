@@ -215,10 +215,10 @@ async def test_a_looping_scripted_run_is_caught_within_the_count(
     tmp_path: Path,
 ) -> None:
     store = RunStore(tmp_path / "runs.db")
-    model = ScriptedModel([act("list_files", directory=".") for _ in range(6)])
-    run, _ = await start(store, model, tmp_path, limits=BudgetLimits(max_steps=6))
+    model = ScriptedModel([act("list_files", directory=".") for _ in range(3)])
+    run, _ = await start(store, model, tmp_path, limits=BudgetLimits(max_steps=3))
     steps = store.steps(run.id)
-    assert len(steps) == 6
+    assert len(steps) == 3
     monitor = Monitor()
     first = next(s.n for s in steps if any(d.kind == "repeat" for d in monitor.check(steps[: s.n])))
     assert first == MonitorSettings().repeat_count

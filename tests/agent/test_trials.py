@@ -353,7 +353,7 @@ async def test_a_reflection_changes_the_next_command(tmp_path: Path, reflect: bo
     outcome = await run_agent(store, model, run)
     commands = [s.command for s in store.steps(run.id)]
     if not reflect:  # nothing tells it otherwise: it loops to the end of its budget
-        assert outcome.status == "budget_exhausted" and set(commands) == {"list_files"}
+        assert outcome.status == "budget_exhausted" and "write_file" not in commands
         return
     assert outcome.status == "completed"
     assert commands == ["list_files"] * 3 + ["write_file", "task_complete"]

@@ -89,7 +89,32 @@ async def test_read_missing_file_fails_with_a_hint(ctx: ToolContext) -> None:
     result = await read_file.run(ctx, {"path": "nope.txt"})
     assert not result.ok
     assert result.output == (
-        "error: FileNotFoundError: nope.txt does not exist (list_files shows what does)"
+        "error: FileNotFoundError: nope.txt is not a file in the workspace "
+        "(list_files shows what is)"
+    )
+
+
+async def test_a_missing_file_names_the_files_it_may_have_meant(
+    ctx: ToolContext, ws: Workspace
+) -> None:
+    for name in ("notes.md", "notes.txt", "docs/report.txt", "other.csv"):
+        (ws.root / name).parent.mkdir(parents=True, exist_ok=True)
+        (ws.root / name).write_text("x\n")
+    meant = {
+        "notes": "did you mean notes.md or notes.txt?",
+        "notes.txtt": "did you mean notes.txt or notes.md?",
+        "docs/report": "did you mean docs/report.txt?",
+        "report.txt": "did you mean docs/report.txt?",
+    }
+    for path, hint in meant.items():
+        result = await read_file.run(ctx, {"path": path})
+        assert result.output.endswith(f"{path} is not a file in the workspace; {hint}"), path
+    deleted = await delete_file.run(ctx, {"path": "other"})
+    assert deleted.output.endswith("did you mean other.csv?")
+    unrelated = await read_file.run(ctx, {"path": "budget.xlsx"})
+    assert unrelated.output.endswith("(list_files shows what is)")
+    assert (await read_file.run(ctx, {"path": "docs"})).output.endswith(
+        "docs is a directory; list_files shows its files"
     )
 
 
@@ -97,7 +122,7 @@ async def test_read_of_a_directory_fails(ctx: ToolContext, ws: Workspace) -> Non
     (ws.root / "sub").mkdir()
     result = await read_file.run(ctx, {"path": "sub"})
     assert not result.ok
-    assert "sub does not exist" in result.output
+    assert "sub is a directory" in result.output
 
 
 async def test_read_is_cut_after_max_bytes(ctx: ToolContext, ws: Workspace) -> None:

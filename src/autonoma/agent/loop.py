@@ -40,7 +40,7 @@ from autonoma.agent.code_actions import (
 from autonoma.agent.completion import unmet_deliverables
 from autonoma.agent.hindsight import Attempt, trial_attempts, worst_to_best
 from autonoma.agent.identity import AgentIdentity
-from autonoma.agent.monitor import Monitor, MonitorSettings, third_in_a_row
+from autonoma.agent.monitor import Monitor, MonitorSettings, third_in_a_row, worn_out
 from autonoma.agent.progress import Progress, check_progress
 from autonoma.agent.self_reflection import SelfReflection, SelfReflector
 from autonoma.agent.trials import Choice, TrialWorkspace, choose_course
@@ -670,6 +670,7 @@ class Agent:
                 self.config.limits, self._budget.spent if self._budget else spent
             ),
             repeated=repeat_note(last.n, earlier) if last and earlier else "",
+            withheld=self._withheld(steps),
             checks_now=self._checks_now,
             checks_pass=self._checks_pass,
             lessons=self._lessons,
@@ -695,7 +696,7 @@ class Agent:
         try:
             response = await self.steps_model.request(
                 messages,
-                output=self._schema(),
+                output=self._schema(self._withheld(steps)),
                 max_tokens=self.config.max_answer_tokens,
                 temperature=self.config.temperature,
                 seed=None if self.config.seed is None else self.config.seed + n,
@@ -978,13 +979,24 @@ class Agent:
         await self.emit(run.id, "tools_hint", hint=response.text)
         return response.text
 
-    def _schema(self) -> dict[str, Any]:
+    def _schema(self, withheld: str = "") -> dict[str, Any]:
         if self.config.actions == "code":
             return program_schema()
-        key = tuple(tool.name for tool in self._offered)
+        tools = [tool for tool in self._offered if tool.name != withheld]
+        key = tuple(tool.name for tool in tools)
         if key not in self._schemas:
-            self._schemas[key] = action_schema(self._offered)
+            self._schemas[key] = action_schema(tools)
         return self._schemas[key]
+
+    def _withheld(self, steps: list[StepRecord]) -> str:
+        """The command left out of the next step's schema because the model has worn it out
+        (monitor.worn_out). Only JSON actions can be constrained so; a program asking for it
+        is refused instead. Never the only command offered."""
+        if self.config.actions == "code":
+            return ""
+        name = worn_out(steps)
+        offered = [tool.name for tool in self._offered]
+        return name if name in offered and len(offered) > 1 else ""
 
     async def _claim(
         self,

@@ -390,5 +390,15 @@ def third_in_a_row(steps: Sequence[StepRecord], action: Action) -> str:
     )
 
 
+def worn_out(steps: Sequence[StepRecord]) -> str:
+    """The command of the newest step if it was refused as a third repeat ("" if not). The
+    next step's schema leaves it out: told in words, the 1.5B model asked for the same
+    missing file seven times more."""
+    ran = [s for s in steps if s.status != "invalid"]
+    if ran and (ran[-1].observation or "").startswith(REFUSED_REPEAT):
+        return ran[-1].command
+    return ""
+
+
 REFUSED_REPEAT = "refused: this is the third"
 """How a step refused as a third repeat begins: for the monitor it is the repeat it refused."""

@@ -45,7 +45,7 @@ async def execute_python_file(
     """
     target = context.workspace.resolve(path)
     if not target.is_file():
-        raise FileNotFoundError(f"{path} is not a file in the workspace (list_files shows what is)")
+        raise context.workspace.not_a_file(path)
     sandbox = sandbox_of(context)
     inside = sandbox.path_inside(context.workspace.root, target)
     result = await sandbox.run(

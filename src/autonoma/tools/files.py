@@ -27,7 +27,7 @@ def read_file(context: ToolContext, path: str) -> str:
     """
     target = context.workspace.resolve(path)
     if not target.is_file():
-        raise FileNotFoundError(f"{path} does not exist (list_files shows what does)")
+        raise context.workspace.not_a_file(path)
     size = target.stat().st_size
     text = target.read_bytes()[:MAX_READ_BYTES].decode("utf-8", errors="replace")
     if size > MAX_READ_BYTES:
@@ -85,7 +85,7 @@ def delete_file(context: ToolContext, path: str) -> str:
     """
     target = context.workspace.resolve(path)
     if not target.is_file():
-        raise FileNotFoundError(f"{path} is not a file in the workspace")
+        raise context.workspace.not_a_file(path)
     target.unlink()
     return f"deleted {path}"
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from pathlib import Path, PurePosixPath
 
 from autonoma.errors import AutonomaError
@@ -45,4 +46,29 @@ class Workspace:
         """Every regular file in the workspace, relative, sorted (symlinks are not followed)."""
         return sorted(
             self.relative(p) for p in self.root.rglob("*") if p.is_file() and not p.is_symlink()
+        )
+
+    def not_a_file(self, path: str) -> FileNotFoundError:
+        """The error for a path that is not a file here, naming the files it may have meant.
+        Small models ask for "notes" when the file is notes.md and, told only that it is
+        missing, ask again and again."""
+        if self.resolve(path).is_dir():
+            return FileNotFoundError(f"{path} is a directory; list_files shows its files")
+        files = self.files()
+        wanted = PurePosixPath(path.strip())
+        close = difflib.get_close_matches(wanted.as_posix(), files, n=3, cutoff=0.75)
+        stem = wanted.with_suffix("")
+        same = [
+            f
+            for f in files
+            if PurePosixPath(f).with_suffix("") == stem or PurePosixPath(f).name == wanted.name
+        ]
+        meant = list(dict.fromkeys([*close, *same]))[:3]
+        if meant:
+            names = " or ".join(meant)
+            return FileNotFoundError(
+                f"{path} is not a file in the workspace; did you mean {names}?"
+            )
+        return FileNotFoundError(
+            f"{path} is not a file in the workspace (list_files shows what is)"
         )
