@@ -142,12 +142,16 @@ async def test_a_check_of_the_inputs_alone_or_without_an_assert_is_sent_back(
         "names.txt is counted",
         count + "assert open('names.txt').read() == expected, f'count.txt has {expected}'",
     )
+    compared = code(  # the planned e2e's title check: count.txt is a value, not a file read
+        "count.txt holds the count", count + "assert str(expected) == 'count.txt'"
+    )
     good = [
         code("count.txt holds the count", count + "assert open('count.txt').read().strip() == str(expected)"),
         code("count_lines in counter.py counts", "from counter import count_lines\nassert count_lines('names.txt') == 3"),
+        code("count.txt is there", "import os\nassert 'count.txt' in os.listdir('.')"),
     ]  # fmt: skip
     no_assert = code("count.txt is read", "n = int(open('count.txt').read())")
-    model = ScriptedModel([{"checks": [inputs_only, no_assert, *good]}, {"checks": good}])
+    model = ScriptedModel([{"checks": [inputs_only, no_assert, compared, *good]}, {"checks": good}])
     written = await CheckWriter(model, runner).write(
         "Write the number of lines of names.txt to count.txt, and a function count_lines in "
         "counter.py",
@@ -158,13 +162,12 @@ async def test_a_check_of_the_inputs_alone_or_without_an_assert_is_sent_back(
     assert [c.what for c in written.checks] == [
         "count.txt holds the count",
         "count_lines in counter.py counts",
+        "count.txt is there",
     ]
-    assert len(written.discarded) == 2
+    assert len(written.discarded) == 3
     assert "asserts nothing" in written.discarded[1]
-    assert (
-        "reads none of the files the work must make (count.txt, counter.py)"
-        in (written.discarded[0])
-    )
+    for discarded in (written.discarded[0], written.discarded[2]):
+        assert "reads none of the files the work must make (count.txt, counter.py)" in discarded
 
 
 async def test_without_a_sandbox_only_judged_checks_are_kept(workspace: Workspace) -> None:

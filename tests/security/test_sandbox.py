@@ -13,8 +13,9 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pydantic
@@ -252,36 +253,52 @@ except OSError as err:
 
 async def test_fork_bomb_is_stopped(ws: Workspace) -> None:
     sandbox = BubblewrapSandbox(limits(processes=16, wall_s=2, cpu_s=2))
-    peak = 0
     watching = os.geteuid() == 0  # the sandbox's uid is then its own, countable on the host
-
-    async def watch() -> None:
-        nonlocal peak
-        while True:
-            peak = max(peak, len(sandbox_uid_processes()))
-            await asyncio.sleep(0.02)
-
-    watcher = asyncio.create_task(watch()) if watching else None
-    try:
-        bash = await sandbox.run(
+    bombs = {
+        "bash": lambda: sandbox.run(
             [sandbox.shell, "-c", ":(){ :|:& };:; sleep 60"], workspace=ws.root
-        )
-        py = await python(
+        ),
+        "python": lambda: python(
             sandbox,
             ws,
             "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n",
-        )
-    finally:
-        if watcher:
-            watcher.cancel()
-    for result in (bash, py):
+        ),
+    }
+    results = {}
+    for name, bomb in bombs.items():
+        peak = 0
+
+        async def watch() -> None:
+            nonlocal peak
+            while True:
+                peak = max(peak, len(sandbox_uid_processes()))
+                await asyncio.sleep(0.02)
+
+        watcher = asyncio.create_task(watch()) if watching else None
+        try:
+            results[name] = await bomb()
+        finally:
+            if watcher:
+                watcher.cancel()
+        if watching:
+            assert 1 < peak <= 16, name
+            # the killed namespace's processes go within moments; counted together with the
+            # next bomb's they once made 17 under load
+            assert await gone(sandbox_uid_processes), name
+    for result in results.values():
         assert not result.ok
         assert result.stopped is not None and result.stopped.startswith("stopped:")
-    assert "Resource temporarily unavailable" in bash.stderr
-    if watching:
-        assert 1 < peak <= 16
-        assert sandbox_uid_processes() == []
+    assert "Resource temporarily unavailable" in results["bash"].stderr
     await still_works(sandbox, ws)
+
+
+async def gone(processes: Callable[[], list[int]], within_s: float = 5) -> bool:
+    deadline = time.monotonic() + within_s
+    while processes():
+        if time.monotonic() > deadline:
+            return False
+        await asyncio.sleep(0.05)
+    return True
 
 
 async def test_memory_bomb_is_stopped(ws: Workspace) -> None:

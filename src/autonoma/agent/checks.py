@@ -399,7 +399,8 @@ def _mentions(code: str, name: str) -> bool:
 
 def _used_strings(code: str) -> set[str]:
     """The string constants and imported module names of a program, leaving out what only
-    its messages say (assertion messages, f-strings)."""
+    its messages say (assertion messages, f-strings) and values it compares for equality
+    (`assert first_line == 'title.txt'` reads no title.txt: the 1.5B writer wrote that)."""
     try:
         tree = ast.parse(code)
     except SyntaxError:
@@ -410,6 +411,12 @@ def _used_strings(code: str) -> set[str]:
             said.update(id(n) for n in ast.walk(node.msg))
         elif isinstance(node, ast.JoinedStr):
             said.update(id(n) for n in ast.walk(node))
+        elif isinstance(node, ast.Compare) and all(
+            isinstance(op, ast.Eq | ast.NotEq) for op in node.ops
+        ):
+            said.update(
+                id(n) for n in [node.left, *node.comparators] if isinstance(n, ast.Constant)
+            )
     used: set[str] = set()
     for node in ast.walk(tree):
         if id(node) in said:
