@@ -110,6 +110,14 @@ async def test_a_check_that_cannot_fail_or_is_broken_is_sent_back(
                     code("names.txt exists", "import os\nassert os.path.exists('names.txt')"),
                     code("uses a name it never set", "assert result == 3"),
                     code("not Python", "assert (("),
+                    code(  # sorted.txt is made by the work: it was not there before it
+                        "sorted.txt is as it was",
+                        "assert open('sorted.txt').read() == before('sorted.txt')",
+                    ),
+                    code(
+                        "sorted.txt is as it was, read the other way",
+                        "name = 'sorted.txt'\nassert before(name) == open(name).read()",
+                    ),
                 ]
             },
             {"checks": [SORTED.model_dump()]},
@@ -119,10 +127,19 @@ async def test_a_check_that_cannot_fail_or_is_broken_is_sent_back(
         "Sort names.txt ignoring case into sorted.txt", ["Write sorted.txt"], workspace, SPENT()
     )
     assert written.checks == [SORTED]
-    assert len(written.discarded) == 3
+    assert len(written.discarded) == 5
     assert "passes on the workspace as it is now" in written.discarded[0]
     assert "is broken" in written.discarded[1] and "NameError" in written.discarded[1]
     assert "is not valid Python" in written.discarded[2]
+    assert (
+        "reads before('sorted.txt'), but sorted.txt is not in the workspace before the work"
+        in (written.discarded[3])
+    )
+    assert "is broken" in written.discarded[4]  # a name the code computes: found by running it
+    assert (
+        "NotThereBefore: before('sorted.txt'): sorted.txt was not in the workspace"
+        in (written.discarded[4])
+    )
     reask = model.requests[1].messages[0].content
     assert "Your last checks had problems" in reask and "cannot tell done" in reask
     first = model.requests[0].messages[0].content

@@ -207,8 +207,8 @@ async def test_failing_tool_raises_tool_error(sandbox: Sandbox, ws: Workspace) -
     result = await run(sandbox, ws, code)
     assert result.sandbox.exit_code == 1
     assert result.sandbox.stdout == (
-        "caught: error: FileNotFoundError: missing.txt does not exist "
-        "(list_files shows what does)\n"
+        "caught: error: FileNotFoundError: missing.txt is not a file in the workspace "
+        "(list_files shows what is)\n"
     )
     stderr = result.sandbox.stderr
     assert stderr.endswith("ToolError: error: ValueError: the thing broke\n")

@@ -381,6 +381,13 @@ async def test_execute_python_tool(ctx: ToolContext) -> None:
     assert not failed.ok
     assert failed.output.startswith("exit code 1\nstdout: (empty)\nstderr:\nTraceback")
     assert failed.output.endswith("ValueError: bad")
+    unimported = await execute_python.run(ctx, {"code": "print(csv.reader)"})
+    assert unimported.output.endswith(
+        "NameError: name 'csv' is not defined\n"
+        "(csv is a standard module: the code must `import csv` first)"
+    )
+    unknown = await execute_python.run(ctx, {"code": "print(total)"})
+    assert unknown.output.endswith("NameError: name 'total' is not defined")
 
 
 async def test_execute_python_file_tool(ctx: ToolContext, ws: Workspace) -> None:

@@ -50,9 +50,19 @@ PREAMBLE = """\
 import os, sys
 
 
+class NotThereBefore(Exception):
+    '''before(path) of a file the workspace did not hold: such a check can never pass.'''
+
+
 def before(path):
     '''The text of a workspace file as it was before the work began.'''
-    with open(os.path.join(os.environ["AUTONOMA_START"], path), encoding="utf-8") as f:
+    full = os.path.join(os.environ["AUTONOMA_START"], path)
+    if not os.path.isfile(full):
+        raise NotThereBefore(
+            f"before({path!r}): {path} was not in the workspace before the work; "
+            "read a file the work makes with open()"
+        )
+    with open(full, encoding="utf-8") as f:
         return f.read()
 
 
@@ -327,6 +337,7 @@ class CheckWriter:
             else:
                 problem = await self._problem(check)
                 problem = problem or _reads_no_result(check, [task, *goals], workspace)
+                problem = problem or _before_of_the_new(check, workspace)
             if problem:
                 problems.append(f"the check {check.what!r} {problem}")
             elif check not in kept:
@@ -382,6 +393,27 @@ def _reads_no_result(check: Check, texts: Sequence[str], workspace: Workspace) -
         f"reads none of the files the work must make ({', '.join(made)}), only what is there "
         "before it, so it can never pass: check what the work leaves in them"
     )
+
+
+def _before_of_the_new(check: Check, workspace: Workspace) -> str:
+    """A check that compares a file with before() of a file the workspace does not hold yet
+    can never pass (the 1.5B writer compared reversed lines with before('reversed.txt'))."""
+    for node in ast.walk(ast.parse(check.code)):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "before"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
+            name = node.args[0].value
+            if not (workspace.root / name).is_file():
+                return (
+                    f"reads before({name!r}), but {name} is not in the workspace before the "
+                    "work: before() is for files the work changes; read what it makes with open()"
+                )
+    return ""
 
 
 def _asserts(code: str) -> bool:

@@ -5,6 +5,8 @@ plain sentence when a limit stopped the program."""
 
 from __future__ import annotations
 
+import re
+import sys
 from typing import Annotated
 
 from pydantic import Field
@@ -75,7 +77,15 @@ def report(result: SandboxResult) -> ToolResult:
         lines.append(result.stopped)
     lines.append(_stream("stdout", result.stdout, result.stdout_bytes, result.stdout_truncated))
     lines.append(_stream("stderr", result.stderr, result.stderr_bytes, result.stderr_truncated))
+    missing = _MISSING_NAME.search(result.stderr)
+    if missing and missing.group(1) in sys.stdlib_module_names:
+        # the 1.5B model used csv without importing it, then re-read its input to the limit
+        module = missing.group(1)
+        lines.append(f"({module} is a standard module: the code must `import {module}` first)")
     return ToolResult(result.ok, "\n".join(lines))
+
+
+_MISSING_NAME = re.compile(r"NameError: name '(\w+)' is not defined\s*$")
 
 
 def _stream(name: str, text: str, total: int, truncated: bool) -> str:
