@@ -196,6 +196,26 @@ async def test_the_person_edits_the_checks_in_approval_mode(tmp_path: Path) -> N
     assert edited and edited[0].data["checks"][0]["what"] == "sorted.txt starts with Alice"
 
 
+async def test_the_named_files_rule_does_not_ask_for_a_file_the_run_found_and_removed(
+    tmp_path: Path,
+) -> None:
+    """Without usable checks: names.txt was there at the start, so once it is gone the claim
+    is not refused for it (a rename or a clean-up), while sorted.txt is still needed."""
+    run, status, _, store, _ = await start(
+        tmp_path,
+        [
+            *["no json here"] * 3,
+            act("delete_file", path="names.txt"),
+            act("task_complete", reason="nothing to sort"),
+            act("write_file", path="sorted.txt", text=RIGHT),
+            act("task_complete", reason="sorted"),
+        ],
+    )
+    assert status == "completed"
+    refused = store.steps(run.id)[1].observation or ""
+    assert "sorted.txt does not exist yet" in refused and "names.txt" not in refused
+
+
 async def test_without_usable_checks_completion_falls_back_to_the_named_files(
     tmp_path: Path,
 ) -> None:

@@ -50,3 +50,15 @@ def test_deliverables_report_lines_written_so_far(tmp_path: Path) -> None:
         "blank.md is empty",
         "todo.csv does not exist yet",
     ]
+
+
+def test_a_file_found_at_the_start_and_gone_is_not_missing(tmp_path: Path) -> None:
+    workspace = Workspace(tmp_path)
+    (tmp_path / "final.txt").write_text("the text\n")
+    goal = ["Rename draft.txt to final.txt"]
+    assert unmet_deliverables(workspace, goal) == ["draft.txt does not exist yet"]
+    assert unmet_deliverables(workspace, goal, found_at_start={"draft.txt"}) == []
+    (tmp_path / "final.txt").unlink()  # the new name is still needed
+    assert unmet_deliverables(workspace, goal, found_at_start={"draft.txt"}) == [
+        "final.txt does not exist yet"
+    ]

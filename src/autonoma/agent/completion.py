@@ -8,7 +8,7 @@ file named in the task and the goals is in the workspace and not empty.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from dataclasses import dataclass
 
 from autonoma.tools import Workspace, WorkspaceError
@@ -61,6 +61,14 @@ def deliverables(workspace: Workspace, texts: Iterable[str]) -> list[Deliverable
     return found
 
 
-def unmet_deliverables(workspace: Workspace, texts: Iterable[str]) -> list[str]:
-    """What is wrong with the files the texts name: missing or empty ones."""
-    return [d.describe() for d in deliverables(workspace, texts) if not d.done]
+def unmet_deliverables(
+    workspace: Workspace, texts: Iterable[str], found_at_start: Container[str] = ()
+) -> list[str]:
+    """What is wrong with the files the texts name: missing or empty ones. A file the run
+    found at its start and that is gone now is not missing: the goal may be to rename, move
+    or delete it (the old rule refused "rename draft.txt to final.txt" for want of draft.txt)."""
+    return [
+        d.describe()
+        for d in deliverables(workspace, texts)
+        if not d.done and not (d.lines is None and d.name in found_at_start)
+    ]

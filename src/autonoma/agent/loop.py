@@ -219,6 +219,7 @@ class Agent:
         self._acceptance: Acceptance | None = None  # the run's checks, once written
         self._refusal = ""  # why the checks last turned a claim of completion down
         self._checks_now = ""  # what the code checks say of the workspace before this step
+        self._start_files: tuple[str, frozenset[str]] | None = None
         self._checks_pass = False  # and whether all of them that can run pass
         self._judged_on = ""  # the workspace's contents when the judge last said no
 
@@ -653,7 +654,11 @@ class Agent:
             f" and {len(files) - 20} more" if len(files) > 20 else ""
         )
         missing = (
-            [] if self._acceptance else unmet_deliverables(workspace, [run.goal, *identity.goals])
+            []
+            if self._acceptance
+            else unmet_deliverables(
+                workspace, [run.goal, *identity.goals], self._found_at_start(run)
+            )
         )
         last = steps[-1] if steps else None
         earlier = repeats(steps).get(last.n) if last else None
@@ -945,6 +950,15 @@ class Agent:
         (not a task of a planned run or a sub-agent, which share theirs)."""
         return self.config.self_reflect and self.config.trials > 1 and not run.parent_id
 
+    def _found_at_start(self, run: RunRecord) -> frozenset[str]:
+        """The files the workspace held when the run began (from its start snapshot; none
+        known without one)."""
+        if self._start_files is None or self._start_files[0] != run.id:
+            start = self._trial_workspace(run).start
+            files = Workspace(start).files() if start.is_dir() else []
+            self._start_files = (run.id, frozenset(files))
+        return self._start_files[1]
+
     def _trial_workspace(self, run: RunRecord) -> TrialWorkspace:
         keep = self.store.path.parent / "trials" / run.id
         return TrialWorkspace(Path(run.workspace), keep)
@@ -1019,7 +1033,9 @@ class Agent:
                 )
             self._refusal = acceptance.refusal(verdict)
             return ToolResult(False, self._refusal)
-        problems = unmet_deliverables(workspace, [run.goal, *identity.goals])
+        problems = await asyncio.to_thread(
+            unmet_deliverables, workspace, [run.goal, *identity.goals], self._found_at_start(run)
+        )
         if not problems:
             return claim
         return ToolResult(
