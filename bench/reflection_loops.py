@@ -143,6 +143,10 @@ def cycle(answers: list[dict[str, Any]], length: int) -> list[dict[str, Any]]:
 
 
 LOOP = 8  # steps of looping in each trace before it finishes
+# The same command three times: the third is refused, and with JSON actions the next step's
+# schema leaves the command out, so a fourth cannot be asked for (a scripted one would be an
+# invalid answer, not a repeat).
+REPEATS = 3
 FINISH = [
     act("write_file", path="answer.txt", text="42"),
     act("task_complete", reason="answer.txt is written"),
@@ -162,7 +166,7 @@ TRACES = [
     Trace(
         "repeat",
         "the same read of a missing file, the same error each time",
-        cycle([act("read_file", path="missing.txt")], LOOP),
+        cycle([act("read_file", path="missing.txt")], REPEATS),
         loop_start=1,
     ),
     Trace(
@@ -208,7 +212,7 @@ TRACES = [
     Trace(
         "same_write",
         "the same write of draft.txt again and again (every step acts)",
-        cycle([act("write_file", path="draft.txt", text="a draft")], LOOP),
+        cycle([act("write_file", path="draft.txt", text="a draft")], REPEATS),
         loop_start=1,
     ),
 ]

@@ -235,35 +235,37 @@ async def test_without_usable_checks_completion_falls_back_to_the_named_files(
     assert failed and failed[0].data["error"]
 
 
-async def test_a_third_identical_command_is_refused_and_then_not_offered(
-    tmp_path: Path,
-) -> None:
-    """Twice the same read with the same result: the third is refused unrun with the reason;
-    the next step's schema then leaves read_file out (a constrained decoder cannot ask for it
-    a fourth time) and the prompt says why; the step after offers it again."""
+async def test_a_refused_repeat_asked_again_is_then_not_offered(tmp_path: Path) -> None:
+    """Twice the same read with the same result: the third and fourth are refused unrun with
+    the reason; the next step's schema then leaves read_file out (a constrained decoder cannot
+    ask for it again) and the prompt says why; the step after offers it again. After one
+    refusal it is still offered: read_file may be right with another path."""
     run, status, _, store, model = await start(
         tmp_path,
         [
             {"checks": [CHECK]},
-            *[act("read_file", path="names.txt")] * 3,
+            *[act("read_file", path="names.txt")] * 4,
             act("write_file", path="sorted.txt", text=WRONG),
             act("write_file", path="sorted.txt", text=RIGHT),
         ],
     )
     assert status == "completed"
     steps = store.steps(run.id)
-    assert [s.ok for s in steps] == [True, True, False, True, True]
+    assert [s.ok for s in steps] == [True, True, False, False, True, True]
     assert (steps[2].observation or "").startswith(
         "refused: this is the third read_file with the same arguments in a row: steps 1 and 2"
     )
     offered = [commands(request.schema) for request in model.requests[1:]]
-    assert all("read_file" in offered[i] for i in (0, 1, 2, 4))
-    assert "read_file" not in offered[3] and "write_file" in offered[3]
+    assert all("read_file" in offered[i] for i in (0, 1, 2, 3, 5))
+    assert "read_file" not in offered[4] and "write_file" in offered[4]
     third_prompt = model.requests[3].messages[1].content
     assert "Step 2 repeated step 1: the same command with the same result." in third_prompt
-    fourth_prompt = model.requests[4].messages[1].content
-    assert "read_file is not offered at this step: it was refused as a repeat" in fourth_prompt
-    assert "is not offered" not in model.requests[5].messages[1].content
+    fifth_prompt = model.requests[5].messages[1].content
+    assert "read_file is not offered at this step: it was refused twice as a repeat" in (
+        fifth_prompt
+    )
+    for n in (4, 6):
+        assert "is not offered" not in model.requests[n].messages[1].content
 
 
 def commands(schema: dict[str, Any] | None) -> set[str]:

@@ -391,13 +391,17 @@ def third_in_a_row(steps: Sequence[StepRecord], action: Action) -> str:
 
 
 def worn_out(steps: Sequence[StepRecord]) -> str:
-    """The command of the newest step if it was refused as a third repeat ("" if not). The
-    next step's schema leaves it out: told in words, the 1.5B model asked for the same
-    missing file seven times more."""
+    """The command of the newest step if it and the step before were both refused as the same
+    repeat ("" if not). The next step's schema leaves it out: told in words, the 1.5B model
+    asked for the same read seven times more. Not after one refusal: the command itself may
+    be the right next one with other arguments (a reflection's "read notes.md instead")."""
     ran = [s for s in steps if s.status != "invalid"]
-    if ran and (ran[-1].observation or "").startswith(REFUSED_REPEAT):
-        return ran[-1].command
-    return ""
+    if len(ran) < 2:
+        return ""
+    last, before = ran[-1], ran[-2]
+    refused = all((s.observation or "").startswith(REFUSED_REPEAT) for s in (last, before))
+    same = (last.command, last.arguments) == (before.command, before.arguments)
+    return last.command if refused and same else ""
 
 
 REFUSED_REPEAT = "refused: this is the third"
