@@ -109,9 +109,11 @@ def test_the_default_model_carries_out_a_planned_goal(tmp_path: Path) -> None:
     shown = show(home, outcome["run_id"])
     events = shown["events"]
     planned = next(e for e in events if e["kind"] == "planned")
-    tasks = {t["id"] for t in planned["data"]["tasks"]}
-    assert len(tasks) >= 2, planned["data"]["tree"]
-    assert {e["data"]["task"] for e in events if e["kind"] == "task_started"} == tasks
+    assert len(planned["data"]["tasks"]) >= 2, planned["data"]["tree"]
+    # a failed task may be replanned: the graph to finish is the latest one
+    latest = [e for e in events if e["kind"] in ("planned", "replanned")][-1]
+    tasks = {t["id"] for t in latest["data"]["tasks"]}
+    started = {e["data"]["task"] for e in events if e["kind"] == "task_started"}
     done = {
         e["data"]["task"]: e["data"]["result"]
         for e in events
@@ -121,12 +123,13 @@ def test_the_default_model_carries_out_a_planned_goal(tmp_path: Path) -> None:
         outcome["reason"],
         planned["data"]["tree"],
     )
+    assert set(done) <= started
     assert outcome["totals"]["steps"] <= 16
-    assert outcome["status"] in ("completed", "failed"), outcome["reason"]
-    if outcome["status"] == "failed":
-        assert "failed" in outcome["reason"] and set(done) != tasks
+    assert outcome["status"] in ("completed", "failed", "budget_exhausted"), outcome["reason"]
+    if outcome["status"] != "completed":  # an honest end, saying what was left
+        assert outcome["reason"] and not tasks <= set(done)
         return
-    assert set(done) == tasks
+    assert tasks <= set(done), latest["data"]["tree"]
     workspace = Path(outcome["workspace"])
     assert workspace.joinpath("numbers.txt").read_text().split() == ["1", "2", "3", "4", "5"]
     assert workspace.joinpath("colors.txt").read_text().split() == ["red", "green", "blue"]
