@@ -15,7 +15,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
 import pydantic
@@ -266,30 +266,37 @@ async def test_fork_bomb_is_stopped(ws: Workspace) -> None:
     }
     results = {}
     for name, bomb in bombs.items():
-        peak = 0
-
-        async def watch() -> None:
-            nonlocal peak
-            while True:
-                peak = max(peak, len(sandbox_uid_processes()))
-                await asyncio.sleep(0.02)
-
-        watcher = asyncio.create_task(watch()) if watching else None
-        try:
+        if not watching:
             results[name] = await bomb()
-        finally:
-            if watcher:
-                watcher.cancel()
-        if watching:
-            assert 1 < peak <= 16, name
-            # the killed namespace's processes go within moments; counted together with the
-            # next bomb's they once made 17 under load
-            assert await gone(sandbox_uid_processes), name
+            continue
+        results[name], peak = await with_peak_processes(bomb())
+        assert 1 < peak <= 16, name
+        # the killed namespace's processes go within moments; counted together with the next
+        # bomb's they once made 17 under load
+        assert await gone(sandbox_uid_processes), name
     for result in results.values():
         assert not result.ok
         assert result.stopped is not None and result.stopped.startswith("stopped:")
     assert "Resource temporarily unavailable" in results["bash"].stderr
     await still_works(sandbox, ws)
+
+
+async def with_peak_processes(run: Awaitable[SandboxResult]) -> tuple[SandboxResult, int]:
+    """A sandbox run's result and the most processes of the sandbox's uid seen during it."""
+    peak = 0
+
+    async def watch() -> None:
+        nonlocal peak
+        while True:
+            peak = max(peak, len(sandbox_uid_processes()))
+            await asyncio.sleep(0.02)
+
+    watcher = asyncio.create_task(watch())
+    try:
+        result = await run
+    finally:
+        watcher.cancel()
+    return result, peak
 
 
 async def gone(processes: Callable[[], list[int]], within_s: float = 5) -> bool:

@@ -398,22 +398,26 @@ def _reads_no_result(check: Check, texts: Sequence[str], workspace: Workspace) -
 def _before_of_the_new(check: Check, workspace: Workspace) -> str:
     """A check that compares a file with before() of a file the workspace does not hold yet
     can never pass (the 1.5B writer compared reversed lines with before('reversed.txt'))."""
-    for node in ast.walk(ast.parse(check.code)):
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Name)
-            and node.func.id == "before"
-            and node.args
-            and isinstance(node.args[0], ast.Constant)
-            and isinstance(node.args[0].value, str)
-        ):
-            name = node.args[0].value
-            if not (workspace.root / name).is_file():
-                return (
-                    f"reads before({name!r}), but {name} is not in the workspace before the "
-                    "work: before() is for files the work changes; read what it makes with open()"
-                )
-    return ""
+    asked = [
+        node.args[0].value
+        for node in ast.walk(ast.parse(check.code))
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "before"
+        and node.args
+        and isinstance(node.args[0], ast.Constant)
+        and isinstance(node.args[0].value, str)
+    ]
+    if not asked:
+        return ""
+    present = set(workspace.files())
+    new = [name for name in asked if name not in present]
+    if not new:
+        return ""
+    return (
+        f"reads before({new[0]!r}), but {new[0]} is not in the workspace before the work: "
+        "before() is for files the work changes; read what it makes with open()"
+    )
 
 
 def _asserts(code: str) -> bool:

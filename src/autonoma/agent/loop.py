@@ -219,7 +219,7 @@ class Agent:
         self._acceptance: Acceptance | None = None  # the run's checks, once written
         self._refusal = ""  # why the checks last turned a claim of completion down
         self._checks_now = ""  # what the code checks say of the workspace before this step
-        self._start_files: tuple[str, frozenset[str]] | None = None
+        self._start_files: frozenset[str] | None = None  # what the run found, once read
         self._checks_pass = False  # and whether all of them that can run pass
         self._judged_on = ""  # the workspace's contents when the judge last said no
 
@@ -266,6 +266,7 @@ class Agent:
         if self.config.monitor is not None:  # a resumed run does not re-report old evidence
             monitor = Monitor(self.config.monitor, after=every[-1].n if every else 0)
         self._lessons = remembered.lessons[-self.config.lessons :]
+        self._start_files = None
         self._attempts = remembered.attempts
         started: dict[str, Any] = {}
         if not every:
@@ -953,11 +954,10 @@ class Agent:
     def _found_at_start(self, run: RunRecord) -> frozenset[str]:
         """The files the workspace held when the run began (from its start snapshot; none
         known without one)."""
-        if self._start_files is None or self._start_files[0] != run.id:
+        if self._start_files is None:
             start = self._trial_workspace(run).start
-            files = Workspace(start).files() if start.is_dir() else []
-            self._start_files = (run.id, frozenset(files))
-        return self._start_files[1]
+            self._start_files = frozenset(Workspace(start).files() if start.is_dir() else [])
+        return self._start_files
 
     def _trial_workspace(self, run: RunRecord) -> TrialWorkspace:
         keep = self.store.path.parent / "trials" / run.id
