@@ -299,7 +299,8 @@ async def with_peak_processes(run: Awaitable[SandboxResult]) -> tuple[SandboxRes
     return result, peak
 
 
-async def gone(processes: Callable[[], list[int]], within_s: float = 5) -> bool:
+async def gone(processes: Callable[[], list[int]], within_s: float = 30) -> bool:
+    """Whether the processes are gone within a generous bound (a liveness check, not a timing)."""
     deadline = time.monotonic() + within_s
     while processes():
         if time.monotonic() > deadline:
