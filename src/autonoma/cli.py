@@ -48,6 +48,7 @@ from autonoma.planning.graph import Task, TaskGraph, render_dot, render_tree
 from autonoma.planning.picture import render_svg
 from autonoma.runtime.budget import BudgetLimits
 from autonoma.runtime.export import FORMATS, trajectories
+from autonoma.runtime.inputs import InputFileError, read_input
 from autonoma.runtime.store import RunRecord, RunStore
 from autonoma.tools.settings import TOOL_GROUPS, ToolSettings
 
@@ -430,9 +431,11 @@ def tool_settings_from(
     data: dict[str, Any] = {}
     if path is not None:
         try:
-            text = path.read_text(encoding="utf-8")
+            text = read_input(path, "the tool settings")
             data = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
-        except (OSError, ValueError) as error:
+        except InputFileError as error:
+            raise typer.BadParameter(str(error)) from None
+        except (ValueError, RecursionError) as error:
             raise typer.BadParameter(f"cannot read the tool settings {path}: {error}") from None
     try:
         settings = ToolSettings.model_validate(data)

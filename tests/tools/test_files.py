@@ -366,7 +366,8 @@ async def test_writes_through_symlinks_pointing_outside_fail(
         path = arguments.get("path", arguments.get("directory"))
         assert isinstance(path, str)
         assert not result.ok, (the_tool.name, arguments)
-        assert result.output == workspace_error(ws, path)
+        assert result.output.startswith("error: WorkspaceError: "), result.output
+        assert "symbolic link" in result.output
 
     assert snapshot(outside) == before
     assert (outside / "secret.txt").read_text(encoding="utf-8") == "SECRET password=hunter2\n"

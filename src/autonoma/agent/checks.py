@@ -16,10 +16,8 @@ from __future__ import annotations
 import ast
 import asyncio
 import hashlib
-import os
 import re
-import stat
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -40,6 +38,8 @@ from autonoma.tools.files import text_size
 from autonoma.tools.sandbox import Sandbox, SandboxError
 
 CheckKind = Literal["code", "judged"]
+PEEK_BYTES = 200_000  # of a file shown to the check writer (its first lines and line count)
+JUDGED_BYTES = 200_000  # of a named file shown to the judge (its start, and its size)
 
 START_INSIDE = "/start"  # where a bubblewrap check sees the workspace as the run found it
 # Errors a code check may fail with before the work: what it reads is not there yet, or it
@@ -162,7 +162,7 @@ class CheckRunner:
         self._seen: dict[str, CheckResult] = {}  # (check, workspace fingerprint) -> result
 
     async def run(self, check: Check) -> CheckResult:
-        key = _key(check, await asyncio.to_thread(fingerprint, self.workspace.root))
+        key = _key(check, await asyncio.to_thread(fingerprint, self.workspace))
         if key not in self._seen:
             self._seen[key] = await self._run(check)
         return self._seen[key]
@@ -191,40 +191,32 @@ class CheckRunner:
         return [await self.run(c) for c in checks if c.kind == "code"]
 
 
-def _entries(root: Path) -> Iterator[tuple[str, os.stat_result]]:
-    """Every file under `root` (links not followed) with its lstat, in a stable order."""
-    for folder, dirs, names in os.walk(root):
-        dirs.sort()
-        for name in sorted(names):
-            path = os.path.join(folder, name)
-            try:
-                yield path, os.lstat(path)
-            except OSError:
-                continue
-
-
-def fingerprint(root: Path) -> str:
+def fingerprint(workspace: Workspace) -> str:
     """Names, sizes and modification times of the workspace's files: what a check can see
     changing. Cheap enough to take every step."""
     digest = hashlib.sha256()
-    for path, st in _entries(root):
-        digest.update(f"{path}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
+    for entry in workspace.walk():
+        st = entry.stat
+        size, mtime = (st.st_size, st.st_mtime_ns) if st else (-1, -1)
+        digest.update(f"{entry.path}\0{size}\0{mtime}\0".encode())
     return digest.hexdigest()
 
 
-def content_print(root: Path, most: int = 1 << 20) -> str:
+def content_print(workspace: Workspace, most: int = 1 << 20) -> str:
     """Names and contents of the workspace's files (size and time for a file over `most`
     bytes): whether a step changed anything, a rewrite with the same text included."""
     digest = hashlib.sha256()
-    for path, st in _entries(root):
-        if stat.S_ISREG(st.st_mode) and st.st_size <= most:
+    for entry in workspace.walk():
+        st = entry.stat
+        if st is not None and st.st_size <= most:
             try:
-                with open(path, "rb") as f:
-                    digest.update(f"{path}\0".encode() + hashlib.sha256(f.read()).digest())
+                data = workspace.read(entry.path, most).data
+                digest.update(f"{entry.path}\0".encode() + hashlib.sha256(data).digest())
                 continue
-            except OSError:
+            except (OSError, WorkspaceError):
                 pass
-        digest.update(f"{path}\0{st.st_mode}\0{st.st_size}\0{st.st_mtime_ns}".encode())
+        size, mtime = (st.st_size, st.st_mtime_ns) if st else (-1, -1)
+        digest.update(f"{entry.path}\0{size}\0{mtime}".encode())
     return digest.hexdigest()
 
 
@@ -507,7 +499,7 @@ def _peek(workspace: Workspace, texts: Sequence[str], most: int = 12) -> list[st
     shown = []
     for name in workspace.files()[:most]:
         try:
-            text = workspace.resolve(name).read_text(encoding="utf-8", errors="replace")
+            text = workspace.read(name, PEEK_BYTES).text()
         except (OSError, WorkspaceError):
             continue
         lines = text.splitlines()
@@ -522,15 +514,18 @@ def _contents(workspace: Workspace, texts: Sequence[str], limit: int = 3000) -> 
     shown = []
     for name in named_files(texts):
         try:
-            path = workspace.resolve(name)
-        except WorkspaceError:
-            continue
-        if not path.is_file():
+            found = workspace.read(name, JUDGED_BYTES)
+        except FileNotFoundError:
             shown.append(f"{name}: does not exist")
             continue
-        text = path.read_text(encoding="utf-8", errors="replace")
+        except (OSError, WorkspaceError):
+            continue
+        text = found.text()
+        size = f"{found.size} bytes" if found.cut else text_size(text)
         cut = f"\n[... {len(text) - limit} more characters]" if len(text) > limit else ""
-        shown.append(f"{name} ({text_size(text)}):\n{text[:limit]}{cut}")
+        if found.cut and len(text) <= limit:
+            cut = f"\n[... {found.size - len(found.data)} more bytes]"
+        shown.append(f"{name} ({size}):\n{text[:limit]}{cut}")
     return shown
 
 

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from autonoma.tools import Workspace, WorkspaceError
 
 # A relative file name with an extension: haiku.txt, notes/today.md, src/app.py (not "e.g.").
+DELIVERABLE_BYTES = 1_000_000  # of a named file read to count its lines
+
 _FILE_NAME = re.compile(
     r"(?<![\w/.@:-])((?:[\w-]+/)*[\w-]{2,}\.[A-Za-z][A-Za-z0-9]{0,7})(?![\w/-])(?!\.\w)"
 )
@@ -50,13 +52,12 @@ def deliverables(workspace: Workspace, texts: Iterable[str]) -> list[Deliverable
     found = []
     for name in named_files(texts):
         try:
-            path = workspace.resolve(name)
-        except WorkspaceError:
-            continue  # not a workspace path; nothing to check
-        if not path.is_file():
+            text = workspace.read(name, DELIVERABLE_BYTES).text()
+        except (FileNotFoundError, IsADirectoryError):
             found.append(Deliverable(name, None))
             continue
-        text = path.read_text(encoding="utf-8", errors="replace")
+        except (OSError, WorkspaceError):
+            continue  # not a workspace file (outside, a link, a folder); nothing to check
         found.append(Deliverable(name, sum(1 for line in text.splitlines() if line.strip())))
     return found
 

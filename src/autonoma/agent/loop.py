@@ -403,7 +403,7 @@ class Agent:
         self._acceptance = Acceptance(checks, runner, judge, run.goal, identity.goals, workspace)
         # the workspace as the checks found it: the judge is asked about it no more (at a
         # run's start the writer's guard has found no judged check met on it)
-        self._judged_on = await asyncio.to_thread(content_print, workspace.root)
+        self._judged_on = await asyncio.to_thread(content_print, workspace)
 
     async def _review_checks(self, run_id: str, checks: list[Check]) -> list[Check]:
         """In approval mode the person sees the checks and may edit them (stored if changed)."""
@@ -450,7 +450,7 @@ class Agent:
         if not code or not all(r.passed for r in code):
             return False  # judged checks alone wait for a claim: the 1.5B judge says yes too easily
         if any(c.kind == "judged" for c in self._acceptance.checks):
-            judged_on = await asyncio.to_thread(content_print, workspace.root)
+            judged_on = await asyncio.to_thread(content_print, workspace)
             if judged_on == self._judged_on:
                 return False
             self._judged_on = judged_on

@@ -8,13 +8,14 @@ checked gained ends even when the model would go on.
 
 from __future__ import annotations
 
-import os
+import contextlib
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from autonoma.agent.progress import Progress
+from autonoma.tools.workspace import Workspace, own_state
 
 Course = Literal["continue", "replan", "new_trial"]
 
@@ -60,13 +61,17 @@ def choose_course(
 
 
 def _size(root: Path) -> int:
-    total = 0
-    for folder, _, names in os.walk(root):
-        for name in names:
-            path = Path(folder, name)
-            if not path.is_symlink():
-                total += path.stat().st_size
-    return total
+    return sum(e.stat.st_size for e in Workspace(root).walk() if e.stat is not None)
+
+
+def _own_state_in(folder: str, names: list[str]) -> list[str]:
+    """The names in `folder` that are autonoma's own state (a workspace may contain its home):
+    never copied into a snapshot, never moved aside with a trial."""
+    guarded = set()
+    for place in own_state():
+        with contextlib.suppress(OSError):
+            guarded.add(Path(place).resolve())
+    return [n for n in names if (Path(folder) / n).resolve() in guarded]
 
 
 class TrialWorkspace:
@@ -85,7 +90,7 @@ class TrialWorkspace:
         if _size(self.root) > SNAPSHOT_LIMIT:
             return False
         self.keep.mkdir(parents=True, exist_ok=True)
-        shutil.copytree(self.root, self.start, symlinks=True)
+        shutil.copytree(self.root, self.start, symlinks=True, ignore=_own_state_in)
         return True
 
     def restore(self, trial: int) -> Path | None:
@@ -98,7 +103,8 @@ class TrialWorkspace:
         while archive.exists():  # a run resumed after a crash may end a trial twice
             archive, again = self.keep / f"trial-{trial}.{again}", again + 1
         archive.mkdir(parents=True)
-        for entry in list(self.root.iterdir()):
+        kept = _own_state_in(str(self.root), [e.name for e in self.root.iterdir()])
+        for entry in [e for e in self.root.iterdir() if e.name not in kept]:
             shutil.move(str(entry), archive / entry.name)
         shutil.copytree(self.start, self.root, symlinks=True, dirs_exist_ok=True)
         return archive

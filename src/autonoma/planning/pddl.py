@@ -24,6 +24,7 @@ from autonoma.llm import Model
 from autonoma.planning.decompose import PlanInvalid, ask_with_repairs
 from autonoma.planning.graph import Task, TaskGraph
 from autonoma.runtime.budget import BudgetSpent
+from autonoma.runtime.inputs import read_input
 from autonoma.templating import render
 
 
@@ -71,7 +72,7 @@ class PddlDomain:
 
     @classmethod
     def from_file(cls, path: str | Path) -> PddlDomain:
-        return cls.parse(Path(path).read_text(encoding="utf-8"))
+        return cls.parse(read_input(Path(path), "the PDDL domain"))
 
     @classmethod
     def parse(cls, text: str) -> PddlDomain:

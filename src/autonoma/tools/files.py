@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import fnmatch
+import time
 from typing import Annotated
 
 from pydantic import Field
 
 from autonoma.tools.base import Risk, Tool, ToolContext, ToolResult, tool
+from autonoma.tools.workspace import WorkspaceError
 
 MAX_READ_BYTES = 200_000
 MAX_LISTED = 200
 MAX_MATCHES = 100
+MAX_SEARCHED_BYTES = 2_000_000  # search_files skips bigger files, and says so
+SEARCH_SECONDS = 15  # search_files stops itself before its tool's 20 s limit
 
 # Small models like to "create the file first" with no text and then lose track; the schema
 # (so the constrained decoder) asks for the content in the same command.
@@ -25,13 +29,10 @@ def read_file(context: ToolContext, path: str) -> str:
     Args:
         path: the file's path, relative to the workspace
     """
-    target = context.workspace.resolve(path)
-    if not target.is_file():
-        raise context.workspace.not_a_file(path)
-    size = target.stat().st_size
-    text = target.read_bytes()[:MAX_READ_BYTES].decode("utf-8", errors="replace")
-    if size > MAX_READ_BYTES:
-        return f"{path} (first {MAX_READ_BYTES} of {size} bytes):\n{text}"
+    found = context.workspace.read(path, MAX_READ_BYTES)
+    text = found.text()
+    if found.cut:
+        return f"{path} (first {MAX_READ_BYTES} of {found.size} bytes):\n{text}"
     return f"{path} ({text_size(text)}):\n{text}"
 
 
@@ -53,9 +54,7 @@ def write_file(context: ToolContext, path: str, text: WholeText) -> str:
         path: the file's path, relative to the workspace
         text: the whole new content
     """
-    target = context.workspace.resolve(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text, encoding="utf-8")
+    context.workspace.write(path, text.encode("utf-8"))
     return f"wrote {text_size(text)} to {path}"
 
 
@@ -67,13 +66,9 @@ def append_file(context: ToolContext, path: str, text: str) -> str:
         path: the file's path, relative to the workspace
         text: the text to add
     """
-    target = context.workspace.resolve(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with target.open("a", encoding="utf-8") as f:
-        f.write(text)
-    return (
-        f"appended {text_size(text)} to {path}; it now holds {text_size(target.read_text('utf-8'))}"
-    )
+    now = context.workspace.append(path, text.encode("utf-8"), MAX_READ_BYTES)
+    holds = f"{now.size} bytes" if now.cut else text_size(now.text())
+    return f"appended {text_size(text)} to {path}; it now holds {holds}"
 
 
 @tool(risk=Risk.WRITE, timeout_s=10)
@@ -83,10 +78,7 @@ def delete_file(context: ToolContext, path: str) -> str:
     Args:
         path: the file's path, relative to the workspace
     """
-    target = context.workspace.resolve(path)
-    if not target.is_file():
-        raise context.workspace.not_a_file(path)
-    target.unlink()
+    context.workspace.delete(path)
     return f"deleted {path}"
 
 
@@ -97,16 +89,18 @@ def list_files(context: ToolContext, directory: str = ".") -> str:
     Args:
         directory: the directory, relative to the workspace ("." for all of it)
     """
-    base = context.workspace.resolve(directory)
-    if not base.is_dir():
-        raise NotADirectoryError(f"{directory} is not a directory in the workspace")
-    names = sorted(
-        context.workspace.relative(p) for p in base.rglob("*") if p.is_file() and not p.is_symlink()
-    )
+    try:
+        found = context.workspace.listing(directory)
+    except (FileNotFoundError, NotADirectoryError):
+        raise NotADirectoryError(f"{directory} is not a directory in the workspace") from None
+    names = found.files
     if not names:
         return f"no files in {directory}"
     shown = names[:MAX_LISTED]
-    more = f"\n[{len(names) - MAX_LISTED} more not shown]" if len(names) > MAX_LISTED else ""
+    more = ""
+    if len(names) > MAX_LISTED or found.cut:
+        counted = f"{len(names) - MAX_LISTED}" if not found.cut else "many"
+        more = f"\n[{counted} more not shown]"
     return "\n".join(shown) + more
 
 
@@ -118,25 +112,42 @@ def search_files(context: ToolContext, pattern: str = "*", text: str = "") -> st
         pattern: a file-name glob such as "*.md" or "notes/*"
         text: text to look for inside the files (case-insensitive); empty to match names only
     """
-    workspace = context.workspace
     hits: list[str] = []
-    for name in workspace.files():
+    skipped: list[str] = []
+    deadline = time.monotonic() + SEARCH_SECONDS
+    for entry in context.workspace.walk():
+        if entry.cut or time.monotonic() > deadline:
+            skipped.append("the rest of the workspace (the search stops at its limit)")
+            break
+        name = entry.path
         if not (
             fnmatch.fnmatch(name, pattern) or fnmatch.fnmatch(name.rsplit("/", 1)[-1], pattern)
         ):
             continue
         if not text:
             hits.append(name)
-            continue
-        body = (workspace.root / name).read_text(encoding="utf-8", errors="replace")
-        for number, line in enumerate(body.splitlines(), 1):
-            if text.lower() in line.lower():
-                hits.append(f"{name}:{number}: {line.strip()[:200]}")
+        elif entry.stat is not None and entry.stat.st_size > MAX_SEARCHED_BYTES:
+            skipped.append(f"{name} ({entry.stat.st_size} bytes; read_file shows its start)")
+        else:
+            hits.extend(_lines_holding(context, name, text))
         if len(hits) >= MAX_MATCHES:
             break
-    if not hits:
-        return "no matches"
-    return "\n".join(hits[:MAX_MATCHES])
+    found = "\n".join(sorted(hits[:MAX_MATCHES]) if not text else hits[:MAX_MATCHES])
+    if skipped:
+        found += ("\n" if found else "no matches\n") + "not searched: " + "; ".join(skipped[:5])
+    return found or "no matches"
+
+
+def _lines_holding(context: ToolContext, name: str, text: str) -> list[str]:
+    try:
+        body = context.workspace.read(name, MAX_SEARCHED_BYTES).text()
+    except (OSError, WorkspaceError):
+        return []  # gone or changed since the walk saw it
+    return [
+        f"{name}:{number}: {line.strip()[:200]}"
+        for number, line in enumerate(body.splitlines(), 1)
+        if text.lower() in line.lower()
+    ]
 
 
 @tool(risk=Risk.READ, timeout_s=5)

@@ -48,6 +48,7 @@ from pathlib import Path
 from autonoma.errors import AutonomaError
 from autonoma.tools.base import ToolContext
 from autonoma.tools.settings import SandboxSettings
+from autonoma.tools.workspace import own_state
 
 SANDBOX_UID = 65533  # Debian reserves 65000-65533; outside systemd's dynamic range and subuids
 INSIDE_UID = 1000  # the user namespace's uid when autonoma is not root
@@ -373,6 +374,8 @@ class BubblewrapSandbox(Sandbox):
         bw += [*sized, "--perms", "1777", "--tmpfs", "/dev/shm"]
         bw += [*sized, "--perms", "1777", "--tmpfs", "/tmp"]
         bw += ["--bind" if writable else "--ro-bind", str(workspace), WORKDIR]
+        for inside in _own_state_inside(workspace):
+            bw += ["--perms", "0000", "--tmpfs", f"{WORKDIR}/{inside}"]  # autonoma's state hidden
         for host, inside in binds:
             bw += ["--ro-bind", str(host), inside]
         bw += ["--chdir", WORKDIR, "--remount-ro", "/"]
@@ -730,7 +733,13 @@ def _hand_over(root: Path, uid: int, gid: int) -> None:
     st = os.lstat(root)
     if (st.st_uid, st.st_gid) != (uid, gid):
         os.chown(root, uid, gid, follow_symlinks=False)
+    guarded = _identities(own_state())
     for _top, dirs, files, dir_fd in os.fwalk(root):
+        dirs[:] = [
+            d
+            for d in dirs
+            if _identity(d, dir_fd) not in guarded  # autonoma's own state stays autonoma's
+        ]
         for name in (*dirs, *files):
             try:
                 st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
@@ -741,6 +750,34 @@ def _hand_over(root: Path, uid: int, gid: int) -> None:
                 os.chown(name, uid, gid, dir_fd=dir_fd, follow_symlinks=False)
             except FileNotFoundError:
                 continue  # removed while we walked
+
+
+def _identity(name: str, dir_fd: int) -> tuple[int, int] | None:
+    try:
+        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _identities(places: list[Path]) -> set[tuple[int, int]]:
+    found = set()
+    for place in places:
+        with contextlib.suppress(OSError):
+            st = os.stat(place)
+            found.add((st.st_dev, st.st_ino))
+    return found
+
+
+def _own_state_inside(workspace: Path) -> list[str]:
+    """autonoma's own state below the workspace (a workspace may contain its home), relative."""
+    inside = []
+    for place in own_state():
+        with contextlib.suppress(OSError):
+            real = place.resolve(strict=True)
+            if real != workspace and real.is_relative_to(workspace):
+                inside.append(real.relative_to(workspace).as_posix())
+    return inside
 
 
 def _count_processes(uid: int) -> int:
