@@ -7,6 +7,7 @@ Each request takes the next behaviour from `script` (or `default` when the scrip
     {"stall": 5.0}                                      accept, then say nothing for 5 s
     {"refusal": "I can't help with that"}               an OpenAI refusal
     {"content": "...", "usage": {...}, "timings": {...}} the usage given, llama.cpp's timings
+    {"raw": b"...", "headers": {...}}                  these bytes and headers, status 200
 Every request's JSON body is kept in `requests`. `latency_s` delays every answer.
 `responder`, when set, decides each behaviour from the request body instead of the script.
 """
@@ -109,6 +110,8 @@ class FakeOpenAI:
             await asyncio.sleep(self.latency_s)
         if "stall" in behaviour:
             await asyncio.sleep(behaviour["stall"])
+        if "raw" in behaviour:
+            return Response(behaviour["raw"], headers=behaviour.get("headers", {}))
         if "status" in behaviour:
             headers = {}
             if "retry_after" in behaviour:

@@ -30,6 +30,7 @@ from autonoma.llm.base import (
     RawToolCall,
     estimate_tokens,
 )
+from autonoma.llm.bounded import BoundedTransport, UnreadableAnswer
 from autonoma.llm.pricing import Price
 from autonoma.llm.ratelimit import RateLimiter, request_sent, sending
 from autonoma.llm.retry import RetryPolicy, parse_retry_after
@@ -111,7 +112,10 @@ class OpenAICompatModel(Model):
                 base_url=self.base_url,
                 api_key=self._api_key,
                 max_retries=0,
-                http_client=openai.DefaultAsyncHttpxClient(event_hooks={"request": [_traced]}),
+                http_client=openai.DefaultAsyncHttpxClient(
+                    event_hooks={"request": [_traced]},
+                    transport=BoundedTransport(httpx2.AsyncHTTPTransport()),
+                ),
                 timeout=openai.Timeout(
                     self.settings.timeout_s, connect=self.settings.connect_timeout_s
                 ),
@@ -184,10 +188,20 @@ class OpenAICompatModel(Model):
                 async with slot as held:
                     with sending(held):  # the limiter learns when the request went out
                         return await send()
+            except UnreadableAnswer as err:
+                raise ModelUnavailable(self.base_url, str(err)) from None
+            except (ValueError, RecursionError):  # the SDK could not decode the body as JSON
+                raise ModelUnavailable(
+                    self.base_url,
+                    "it answered with a body that is not JSON text (empty, not UTF-8, or "
+                    "nested too deep); is the URL the server's OpenAI-compatible address?",
+                ) from None
             except openai.APITimeoutError:
                 reason = f"no answer within {self.settings.timeout_s:g}s"
                 delay = self.retry.backoff(attempt)
             except openai.APIConnectionError as err:
+                if isinstance(err.__cause__, UnreadableAnswer):
+                    raise ModelUnavailable(self.base_url, str(err.__cause__)) from None
                 reason = f"cannot connect ({err.__cause__ or err})"
                 delay = self.retry.backoff(attempt)
             except openai.APIStatusError as err:
@@ -217,6 +231,12 @@ class OpenAICompatModel(Model):
     async def _complete(self, request: CompletionRequest) -> RawCompletion:
         args = self._arguments(request)
         response = await self._call(request, lambda: self._http().chat.completions.create(**args))
+        try:
+            return self._completion_of(response)
+        except (AttributeError, TypeError, KeyError, IndexError, ValueError):
+            raise ModelUnavailable(self.base_url, _not_a_completion(response)) from None
+
+    def _completion_of(self, response: Any) -> RawCompletion:
         if not response.choices:
             return RawCompletion(text="", finish_reason="other", usage=_usage(response))
         choice = response.choices[0]
@@ -265,8 +285,10 @@ class OpenAICompatModel(Model):
                             slot.arguments += tc.function.arguments
                     if choice.finish_reason:
                         finish = _FINISH.get(choice.finish_reason, "other")
-        except (openai.APIError, httpx2.HTTPError) as err:
+        except (openai.APIError, httpx2.HTTPError, UnreadableAnswer) as err:
             raise ModelUnavailable(self.base_url, f"the stream broke off: {err}") from err
+        except (AttributeError, TypeError, KeyError, IndexError, ValueError):
+            raise ModelUnavailable(self.base_url, _not_a_completion(stream)) from None
         yield RawCompletion(
             text="".join(text),
             finish_reason=finish,
@@ -311,6 +333,16 @@ def _usage(response: Any) -> Usage | None:
         cached_tokens=cached,
         prompt_seconds=_seconds(timings.get("prompt_ms")),
         generation_seconds=_seconds(timings.get("predicted_ms")),
+    )
+
+
+def _not_a_completion(response: Any) -> str:
+    """Why an answer is unusable, with its start: a proxy's welcome page is HTML."""
+    shown = response if isinstance(response, str) else repr(response)
+    start = " ".join(shown[:120].split())
+    return (
+        f"it answered with something that is not a chat completion ({start!r}); is the URL "
+        "the server's OpenAI-compatible address, usually ending in /v1?"
     )
 
 

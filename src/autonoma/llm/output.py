@@ -27,6 +27,8 @@ class OutputProblem(Exception):
     """The answer is not what was asked for; the message is written for the model to read."""
 
 
+MAX_JSON_CHARS = 1_000_000  # an answer longer than this is not parsed
+MAX_JSON_DEPTH = 64  # nor one nested deeper (no schema of ours comes near)
 _FENCE = re.compile(r"```[a-zA-Z0-9_-]*\s*\n?(.*?)(?:```|$)", re.DOTALL)
 
 
@@ -36,21 +38,52 @@ def extract_json(text: str) -> Any:
     Handles code fences, prose before or after, single quotes, trailing commas and a
     truncated tail (closing what was left open). Raises OutputProblem when there is none.
     """
+    if len(text) > MAX_JSON_CHARS:
+        raise OutputProblem(
+            f"the answer is {len(text)} characters long; at most {MAX_JSON_CHARS} are read"
+        )
     candidate = text.strip()
     fenced = _FENCE.search(candidate)
     if fenced:
         candidate = fenced.group(1).strip()
     try:
-        return json.loads(candidate)
+        return _shallow(json.loads(candidate))
     except json.JSONDecodeError:
         pass
+    except RecursionError:
+        raise _too_deep() from None
     start = min((i for i in (candidate.find("{"), candidate.find("[")) if i >= 0), default=-1)
     if start < 0:
         raise OutputProblem("the answer contains no JSON object")
-    repaired = json_repair.loads(candidate[start:])
+    try:
+        repaired = json_repair.loads(candidate[start:])
+    except (RecursionError, ValueError):  # json_repair turns a RecursionError into this
+        raise OutputProblem(
+            "the answer's JSON could not be read, even after repair (nested too deep?)"
+        ) from None
     if repaired in ("", None):
         raise OutputProblem("the answer's JSON could not be read, even after repair")
-    return repaired
+    return _shallow(repaired)
+
+
+def _too_deep() -> OutputProblem:
+    return OutputProblem(f"the answer's JSON is nested more than {MAX_JSON_DEPTH} levels deep")
+
+
+def _shallow(value: Any) -> Any:
+    """`value` if it is nested at most MAX_JSON_DEPTH levels (so that validating it cannot
+    exhaust the stack), else OutputProblem. Walked without recursion."""
+    level = [value]
+    for _ in range(MAX_JSON_DEPTH + 1):
+        level = [
+            child
+            for item in level
+            if isinstance(item, dict | list)
+            for child in (item.values() if isinstance(item, dict) else item)
+        ]
+        if not level:
+            return value
+    raise _too_deep()
 
 
 def _tool_union_schema(tools: Tools) -> dict[str, Any]:
