@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
+import tempfile
+import time
 import tomllib
+import traceback
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -49,7 +53,7 @@ from autonoma.planning.picture import render_svg
 from autonoma.runtime.budget import BudgetLimits
 from autonoma.runtime.export import FORMATS, trajectories
 from autonoma.runtime.inputs import InputFileError, read_input
-from autonoma.runtime.store import RunRecord, RunStore
+from autonoma.runtime.store import RunRecord, RunStore, default_home
 from autonoma.tools.settings import TOOL_GROUPS, ToolSettings
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="autonoma: autonomous agents")
@@ -641,3 +645,27 @@ def main() -> None:
     except KeyboardInterrupt:
         err.print("[yellow]interrupted[/]")
         sys.exit(130)
+    except Exception as error:  # the net under every other error path: one line, not a dump
+        where = write_crash_report(error)
+        said = neutralise_lines(str(error))[:300]
+        err.print(
+            f"[red]error:[/] unexpected {type(error).__name__}: {said}"
+            f" (a bug in autonoma; the full traceback is in {where})",
+            highlight=False,
+        )
+        sys.exit(1)
+
+
+def write_crash_report(error: BaseException) -> str:
+    """The traceback of an unexpected error, written beside the run store (or to the temporary
+    directory when the store's home is unusable); where it went."""
+    text = "".join(traceback.format_exception(error))
+    name = f"crash-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.txt"
+    for folder in (default_home() / "logs", Path(tempfile.gettempdir())):
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / name).write_text(text, encoding="utf-8")
+            return str(folder / name)
+        except OSError:
+            continue
+    return "nowhere (no folder could be written)"

@@ -7,8 +7,8 @@ memory."""
 from __future__ import annotations
 
 import gzip
-import zlib
 import resource
+import zlib
 from typing import Any
 
 import pytest
@@ -35,8 +35,10 @@ def _bomb(mib: int) -> bytes:
 
 
 BODIES: dict[str, dict[str, Any]] = {
-    "html": {"raw": b"<!DOCTYPE html><html><body>Welcome to nginx!</body></html>",
-             "headers": {"content-type": "text/html"}},  # fmt: skip
+    "html": {
+        "raw": b"<!DOCTYPE html><html><body>Welcome to nginx!</body></html>",
+        "headers": {"content-type": "text/html"},
+    },
     "wrong shape": {"raw": b'{"hello": "world"}', "headers": JSON},
     "choices not a list": {"raw": b'{"choices": "x"}', "headers": JSON},
     "message null": {"raw": b'{"choices": [{"message": null}]}', "headers": JSON},

@@ -83,6 +83,5 @@ def _inflater(encoding: str) -> zlib._Decompress | None:
     if encoding == "deflate":
         return zlib.decompressobj()
     raise UnreadableAnswer(
-        f"the answer is compressed as {encoding!r}, which autonoma does not read "
-        "(it asks for none)"
+        f"the answer is compressed as {encoding!r}, which autonoma does not read (it asks for none)"
     )

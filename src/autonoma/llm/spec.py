@@ -97,7 +97,13 @@ def parse_model_spec(spec: str) -> ModelSpec:
     if not model:
         raise ModelSpecError(f"bad model spec {spec!r}: no model named. {_valid_forms()}")
     if at:
-        parts = urlsplit(url)
+        try:
+            parts = urlsplit(url)
+            parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+        except ValueError as err:
+            raise ModelSpecError(
+                f"bad model spec {spec!r}: {url!r} is not a URL ({err}). {_valid_forms()}"
+            ) from None
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise ModelSpecError(
                 f"bad model spec {spec!r}: {url!r} is not an http(s) URL. {_valid_forms()}"

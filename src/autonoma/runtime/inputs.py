@@ -8,12 +8,12 @@ import os
 import stat
 from pathlib import Path
 
-from autonoma.errors import AutonomaError
+from autonoma.errors import ConfigError
 
 MAX_INPUT_BYTES = 4_000_000
 
 
-class InputFileError(AutonomaError):
+class InputFileError(ConfigError):
     """A file handed to autonoma cannot be read as one."""
 
 

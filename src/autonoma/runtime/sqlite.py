@@ -10,18 +10,45 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from autonoma.errors import AutonomaError
+
+
+class StoreError(AutonomaError):
+    """A database autonoma keeps cannot be opened; nothing in it was changed."""
+
 
 class Database:
     def __init__(self, path: Path, schema: str, *pragmas: str) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except (FileExistsError, NotADirectoryError):
+            raise StoreError(
+                f"cannot keep {path.name} in {path.parent}: it, or a folder above it, is a "
+                "file; set AUTONOMA_HOME to a directory"
+            ) from None
+        except OSError as err:
+            raise StoreError(
+                f"cannot create {path.parent}: {err.strerror}; set AUTONOMA_HOME to a "
+                "directory you can write"
+            ) from None
+        if path.exists() and not path.is_file():
+            raise StoreError(f"{path} is not a file; set AUTONOMA_HOME to another directory")
         self.lock = threading.Lock()
         self.db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        self.db.row_factory = sqlite3.Row
-        self.db.execute("PRAGMA journal_mode=WAL")
-        for pragma in pragmas:
-            self.db.execute(f"PRAGMA {pragma}")
-        with self.lock:
-            self.db.executescript(schema)  # its own transaction; IF NOT EXISTS: idempotent
+        try:
+            self.db.row_factory = sqlite3.Row
+            self.db.execute("PRAGMA journal_mode=WAL")
+            for pragma in pragmas:
+                self.db.execute(f"PRAGMA {pragma}")
+            with self.lock:
+                self.db.executescript(schema)  # its own transaction; IF NOT EXISTS: idempotent
+        except sqlite3.DatabaseError as err:
+            self.db.close()
+            raise StoreError(
+                f"{path} cannot be used as autonoma's database ({err}). It is left as it is: "
+                f"move it aside (mv {path} {path}.broken) to start a new one, or set "
+                "AUTONOMA_HOME to another directory"
+            ) from None
 
     @contextmanager
     def tx(self) -> Iterator[sqlite3.Connection]:
