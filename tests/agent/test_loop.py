@@ -430,12 +430,24 @@ async def test_identity_is_generated_from_the_goal(tmp_path: Path) -> None:
             }
         ]
     )
-    made = await generate_identity(model, "Write a haiku", default_tools())
+    task = "Write a haiku. " + "It should be about autumn, and seasonal in every line. " * 6
+    made = await generate_identity(model, task, default_tools())
     identity = made.identity
     assert made.fallback_reason is None and made.prompt_tokens > 0
     assert identity.name == "AutumnHaikuGPT"
     assert identity.goals == ["Write a haiku about autumn", "Save it to haiku.txt"]
     assert "write_file(path: string, text: string)" in model.requests[0].messages[0].content
+
+
+async def test_a_short_task_is_its_own_one_goal_in_the_persons_words() -> None:
+    split = {"name": "PoemCounterGPT", "description": "an AI that counts lines",
+             "goals": ["Count the lines of poem.txt", "Write the number of lines to count.txt"]}  # fmt: skip
+    task = "Count the lines of poem.txt and write the number alone to count.txt."
+    made = await generate_identity(ScriptedModel([split]), f"  {task} ", default_tools())
+    assert made.identity.goals == [task]  # "alone" is not lost
+    assert (
+        made.identity.name == "PoemCounterGPT" and made.identity.role == "an AI that counts lines"
+    )
 
 
 async def test_an_unusable_identity_answer_falls_back_to_the_goal() -> None:
@@ -472,3 +484,51 @@ async def test_agent_config_defaults_ask_for_approval(store: RunStore) -> None:
     agent = Agent(ScriptedModel([]), default_tools(), store)
     assert isinstance(agent.config, AgentConfig) and not agent.config.continuous
     assert isinstance(agent.approver, RefuseWithoutTerminal)
+
+
+async def test_the_files_found_at_the_start_are_shown_once_and_kept_on_resume(
+    store: RunStore, tmp_path: Path
+) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "poem.txt").write_text("roses are red\nviolets are blue\n")
+    (workspace / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0" + bytes(100))
+    gate = asyncio.Event()
+
+    @tool(risk=Risk.READ, timeout_s=120)
+    async def wait_a_minute() -> str:
+        """Wait a minute."""
+        gate.set()
+        await asyncio.sleep(60)
+        return "waited"
+
+    tools = default_tools()
+    tools.add(wait_a_minute)
+    model = ScriptedModel([act("wait_a_minute")])
+    settings = RunSettings(checks=False, model="scripted", continuous=True, memory=False)
+    run, _ = await create_run(
+        store, model, "count", settings, workspace=workspace, identity=IDENTITY
+    )
+    task = asyncio.create_task(run_agent(store, model, run, tools=tools))
+    await gate.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    system = model.requests[0].messages[0].content
+    assert "poem.txt:\n    roses are red\n    violets are blue" in system
+    assert "logo.png: (binary, 111 bytes)" in system
+
+    (workspace / "poem.txt").write_text("changed by the run\n")
+    again = ScriptedModel([act("task_complete", reason="done")])
+    outcome = await run_agent(store, again, store.get_run(run.id), tools=tools)
+    assert outcome.status == "completed"
+    # the same system prompt as before, so a prompt cache still holds it
+    assert again.requests[0].messages[0].content == system
+
+
+async def test_an_empty_workspace_shows_no_found_files_block(
+    store: RunStore, tmp_path: Path
+) -> None:
+    model = ScriptedModel([act("task_complete", reason="nothing to do")])
+    await start(store, model, tmp_path)
+    assert "when the run began" not in model.requests[0].messages[0].content

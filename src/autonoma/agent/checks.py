@@ -25,6 +25,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from autonoma.agent.completion import deliverables, named_files
+from autonoma.agent.found import file_heads
 from autonoma.agent.pysource import mend_json_slips
 from autonoma.errors import ModelError, ModelRefused, OutputInvalid
 from autonoma.llm import Model
@@ -38,7 +39,6 @@ from autonoma.tools.files import text_size
 from autonoma.tools.sandbox import Sandbox, SandboxError
 
 CheckKind = Literal["code", "judged"]
-PEEK_BYTES = 200_000  # of a file shown to the check writer (its first lines and line count)
 JUDGED_BYTES = 200_000  # of a named file shown to the judge (its start, and its size)
 
 START_INSIDE = "/start"  # where a bubblewrap check sees the workspace as the run found it
@@ -279,7 +279,7 @@ class CheckWriter:
                 "acceptance_checks.j2",
                 task=task,
                 goals=goals,
-                files=_peek(workspace, [task, *goals]),
+                files=file_heads(workspace),
                 code=self.runner is not None,
                 problems=problems,
             )
@@ -491,22 +491,6 @@ class Judge:
             return CheckResult(check, False, f"the judge gave no usable answer: {answer}")
         judgement: _Judgement = answer.data
         return CheckResult(check, judgement.passed, f"judged: {judgement.why}")
-
-
-def _peek(workspace: Workspace, texts: Sequence[str], most: int = 12) -> list[str]:
-    """The workspace's files for the check writer: each with its first lines, so a check can
-    name the right file, column and format."""
-    shown = []
-    for name in workspace.files()[:most]:
-        try:
-            text = workspace.read(name, PEEK_BYTES).text()
-        except (OSError, WorkspaceError):
-            continue
-        lines = text.splitlines()
-        head = "\n".join("    " + line[:120] for line in lines[:6])
-        more = f"\n    ... ({len(lines)} lines in all)" if len(lines) > 6 else ""
-        shown.append(f"{name}:\n{head}{more}" if head else f"{name}: (empty)")
-    return shown
 
 
 def _contents(workspace: Workspace, texts: Sequence[str], limit: int = 3000) -> list[str]:

@@ -12,6 +12,12 @@ from autonoma.llm import Model
 from autonoma.templating import render
 from autonoma.tools import ToolRegistry
 
+# A task up to this long is its own one goal, in the person's words: the 1.5B model split
+# "Count the lines of poem.txt and write the number alone to count.txt" into "Count the lines
+# of poem.txt" and "Write the number of lines to count.txt", losing "alone", and its checks
+# then tested poem.txt. Longer tasks are split into the model's goals.
+ONE_GOAL_CHARS = 300
+
 
 class AgentIdentity(BaseModel):
     name: str = Field(min_length=1, max_length=40)
@@ -54,10 +60,10 @@ class GeneratedIdentity:
 async def generate_identity(
     model: Model, goal: str, tools: ToolRegistry, *, seed: int | None = None
 ) -> GeneratedIdentity:
-    """Ask the model for an identity whose goals fit `tools`, the commands the agent will have.
-    If its answer is unusable, fall back to a plain identity whose only goal is the person's
-    goal, and say why. A model that cannot be reached raises: there is no point starting a
-    run it cannot serve."""
+    """Ask the model for an identity whose goals fit `tools`, the commands the agent will have
+    (a short task stays its own one goal: ONE_GOAL_CHARS). If its answer is unusable, fall
+    back to a plain identity whose only goal is the person's goal, and say why. A model that
+    cannot be reached raises: there is no point starting a run it cannot serve."""
     messages = [
         {"role": "system", "content": render("autonoma.agent", "identity.j2", tools=list(tools))},
         {"role": "user", "content": f"Task: {goal}\nAnswer:"},
@@ -76,6 +82,8 @@ async def generate_identity(
         )
     draft: _Draft = response.data
     goals = [g.strip()[:300] for g in draft.goals if g.strip()] or [goal[:300]]
+    if len(goal.strip()) <= ONE_GOAL_CHARS:
+        goals = [goal.strip()]
     return GeneratedIdentity(
         AgentIdentity(name=_clean_name(draft.name), role=draft.description.strip(), goals=goals),
         None,

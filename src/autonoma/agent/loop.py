@@ -38,6 +38,7 @@ from autonoma.agent.code_actions import (
     report,
 )
 from autonoma.agent.completion import unmet_deliverables
+from autonoma.agent.found import found_at_start
 from autonoma.agent.hindsight import Attempt, trial_attempts, worst_to_best
 from autonoma.agent.identity import AgentIdentity
 from autonoma.agent.monitor import Monitor, MonitorSettings, third_in_a_row, worn_out
@@ -141,6 +142,7 @@ class _Remembered:
     caught: int = 0  # problems reflected on in the current trial (periodic checks aside)
     attempts: list[Attempt] = field(default_factory=list)  # abandoned trials
     checks_asked: bool = False  # the run's checks were written (or tried) at its start
+    found: str = ""  # the files as the run found them, shown at the top of every prompt
 
 
 @dataclass(frozen=True)
@@ -222,6 +224,7 @@ class Agent:
         self._start_files: frozenset[str] | None = None  # what the run found, once read
         self._checks_pass = False  # and whether all of them that can run pass
         self._judged_on = ""  # the workspace's contents when the judge last said no
+        self._found = ""  # the files as the run found them (agent/found.py), fixed for the run
 
     # -- events ---------------------------------------------------------------------------
 
@@ -275,6 +278,8 @@ class Agent:
             if self._trials_restore(run) or self.config.checks:
                 taken = await asyncio.to_thread(self._trial_workspace(run).snapshot)
                 started["snapshot"] = taken
+            started["found"] = await asyncio.to_thread(found_at_start, workspace)
+        self._found = started.get("found", remembered.found)
         await asyncio.to_thread(self.store.set_status, run_id, "running", "", spent)
         await self.emit(
             run_id, "run_started", resumed=bool(every), identity=run.identity, **started
@@ -504,6 +509,7 @@ class Agent:
                     remembered.start_score = float(event.data["start_score"])
             elif event.kind == "run_started" and "score" in event.data:
                 remembered.start_score = float(event.data["score"])
+                remembered.found = str(event.data.get("found", ""))
             elif event.kind == "trial_started":
                 remembered.trial = int(event.data["trial"])
                 remembered.first_step = int(event.data["first_step"])
@@ -603,6 +609,7 @@ class Agent:
             functions=[line for _, line in functions(self._in_programs()).values()] if code else [],
             approval=not self.config.continuous,
             outside=self._outside_from is not None,
+            found=self._found,
         )
 
     def messages(
