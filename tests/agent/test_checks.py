@@ -269,3 +269,30 @@ async def test_a_failure_is_named_by_its_error_when_the_message_spans_lines(
         "Sort", ["Write sorted.txt"], workspace, SPENT()
     )
     assert written.checks == [check] and not written.discarded
+
+
+@needs_bwrap
+async def test_checks_are_asked_a_third_time_when_two_rounds_fail(
+    runner: CheckRunner, workspace: Workspace
+) -> None:
+    """count_lines on the 1.5B model: its first check passed before the work, its second read a
+    name it never set; a third round is asked, and no fourth."""
+    passes = code("names.txt has lines", "assert len(open('names.txt').read().splitlines()) > 0")
+    undefined = code(
+        "sorted.txt is sorted",
+        "expected = sorted(names, key=str.lower)\nassert open('sorted.txt').read().split() == expected",
+    )
+    model = ScriptedModel(
+        [{"checks": [passes]}, {"checks": [undefined]}, {"checks": [SORTED.model_dump()]}]
+    )
+    written = await CheckWriter(model, runner).write(
+        "Sort names.txt ignoring case into sorted.txt", ["Write sorted.txt"], workspace, SPENT()
+    )
+    assert written.checks == [SORTED] and len(model.requests) == 3
+    assert "NameError" in model.requests[2].messages[0].content  # the second round's problem
+
+    never = ScriptedModel([{"checks": [undefined]}] * 4)
+    written = await CheckWriter(never, runner).write(
+        "Sort names.txt ignoring case into sorted.txt", ["Write sorted.txt"], workspace, SPENT()
+    )
+    assert written.checks == [] and never.remaining == 1 and "NameError" in written.error

@@ -253,12 +253,14 @@ def _error_name(output: str) -> str:
 class CheckWriter:
     """Asks the model for the checks and keeps those that fail on the workspace as it is now,
     before any work, for a reason that means something: code checks are run, judged ones
-    judged. Problems are quoted back and the checks written again; the round that kept the
-    most is kept."""
+    judged. Problems are quoted back and the checks written again (twice at most: a round
+    re-asked shares the first's prompt, so llama.cpp's cache makes it cost a few seconds, and
+    the 1.5B writer's second round still broke a check in count_lines); the round that kept
+    the most is kept."""
 
     def __init__(
         self, model: Model, runner: CheckRunner | None, *, judge: Judge | None = None,
-        reasks: int = 1,
+        reasks: int = 2,
     ) -> None:  # fmt: skip
         self.model = model
         self.runner = runner
