@@ -107,8 +107,14 @@ async def test_a_check_that_cannot_fail_or_is_broken_is_sent_back(
         [
             {
                 "checks": [
-                    code("names.txt exists", "import os\nassert os.path.exists('names.txt')"),
-                    code("uses a name it never set", "assert result == 3"),
+                    code(
+                        "names.txt exists",
+                        "import os\nassert os.path.exists('names.txt') or os.path.exists('sorted.txt')",
+                    ),
+                    code(
+                        "uses a name it never set",
+                        "assert result == len(open('sorted.txt').read())",
+                    ),
                     code("not Python", "assert (("),
                     code(  # sorted.txt is made by the work: it was not there before it
                         "sorted.txt is as it was",
@@ -296,3 +302,23 @@ async def test_checks_are_asked_a_third_time_when_two_rounds_fail(
         "Sort names.txt ignoring case into sorted.txt", ["Write sorted.txt"], workspace, SPENT()
     )
     assert written.checks == [] and never.remaining == 1 and "NameError" in written.error
+
+
+@needs_bwrap
+async def test_a_code_check_sent_back_cannot_come_back_judged(
+    runner: CheckRunner, workspace: Workspace
+) -> None:
+    """count_lines on the 1.5B model: its code check was sent back, it wrote the same criterion
+    as judged, and its judge then passed a wrong count."""
+    what = "sorted.txt holds the names sorted ignoring case"
+    passes = code(what, "import os\nassert os.path.exists('names.txt') or 'sorted.txt'")
+    judged = {"goal": 1, "what": what.upper(), "kind": "judged", "code": ""}
+    model = ScriptedModel(
+        [{"checks": [passes]}, {"checks": [judged]}, {"checks": [SORTED.model_dump()]}]
+    )
+    written = await CheckWriter(model, runner, judge=Judge(model)).write(
+        "Sort names.txt ignoring case into sorted.txt", ["Write sorted.txt"], workspace, SPENT()
+    )
+    assert written.checks == [SORTED]
+    assert "a program can decide it" in written.discarded[1]
+    assert "a program can decide it" in model.requests[2].messages[0].content

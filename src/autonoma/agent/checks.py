@@ -18,6 +18,7 @@ import asyncio
 import hashlib
 import re
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -275,6 +276,7 @@ class CheckWriter:
         written = Written()
         problems: list[str] = []
         best: list[Check] = []
+        coded: set[str] = set()  # what earlier rounds wrote as code
         for _ in range(self.reasks + 1):
             prompt = render(
                 "autonoma.agent",
@@ -301,7 +303,9 @@ class CheckWriter:
                 break  # the model layer re-asked already; more would cost without helping
             written.usage = written.usage + response.usage
             written.cost_usd += response.cost_usd
-            kept, problems = await self._sift(response.data.checks, task, goals, workspace, spent)
+            checks = response.data.checks
+            kept, problems = await self._sift(checks, task, goals, workspace, spent, coded)
+            coded |= {_said(c.what) for c in checks if c.kind == "code"}
             written.discarded += problems
             if len(kept) > len(best) or (kept and not problems):
                 best = kept
@@ -321,17 +325,26 @@ class CheckWriter:
         goals: Sequence[str],
         workspace: Workspace,
         spent: BudgetSpent,
+        coded: AbstractSet[str] = frozenset(),
     ) -> tuple[list[Check], list[str]]:
         kept, problems = [], []
         for check in checks:
             mended = mend_json_slips(check.code) if check.kind == "code" else ""
             check = check.model_copy(update={"goal": min(check.goal, len(goals)), "code": mended})
-            if check.kind == "judged":
+            if check.kind == "judged" and self.runner is not None and _said(check.what) in coded:
+                # the 1.5B writer's way out of a code check sent back: the same criterion,
+                # judged, which its judge then passed on a wrong count
+                problem = (
+                    "was code in your last checks: a program can decide it, so mend the "
+                    "program rather than judge it"
+                )
+            elif check.kind == "judged":
                 problem = await self._judged_problem(check, task, goals, workspace, spent)
-            else:
-                problem = await self._problem(check)
+            else:  # what can be seen without running it first: its message is the clearer
+                problem = self._unrunnable(check)
                 problem = problem or _reads_no_result(check, [task, *goals], workspace)
                 problem = problem or _before_of_the_new(check, workspace)
+                problem = problem or await self._fails_for_nothing(check)
             if problem:
                 problems.append(f"the check {check.what!r} {problem}")
             elif check not in kept:
@@ -353,7 +366,7 @@ class CheckWriter:
             return "is met already, before any work, so it cannot tell done from not done"
         return ""
 
-    async def _problem(self, check: Check) -> str:
+    def _unrunnable(self, check: Check) -> str:
         if self.runner is None:
             return "is code, but code cannot run here: write judged checks only"
         if not check.code.strip():
@@ -364,6 +377,11 @@ class CheckWriter:
             return f"is not valid Python: {error.msg} (line {error.lineno})"
         if not _asserts(check.code):
             return "asserts nothing, so it checks only that its files can be read: add an assert"
+        return ""
+
+    async def _fails_for_nothing(self, check: Check) -> str:
+        """Run on the workspace before the work: a check must fail, and for a reason."""
+        assert self.runner is not None
         result = await self.runner.run(check)
         if result.passed:
             return (
@@ -412,6 +430,10 @@ def _before_of_the_new(check: Check, workspace: Workspace) -> str:
         f"reads before({new[0]!r}), but {new[0]} is not in the workspace before the work: "
         "before() is for files the work changes; read what it makes with open()"
     )
+
+
+def _said(what: str) -> str:
+    return " ".join(what.lower().split())
 
 
 def _asserts(code: str) -> bool:

@@ -17,7 +17,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from autonoma.agent.action import THOUGHT_FIELDS, Action, Thoughts
+from autonoma.agent.action import Action, Thoughts, thoughts_schema
 from autonoma.agent.pysource import mend_json_slips
 from autonoma.tools import Tool
 from autonoma.tools.bridge import ProgramResult, tool_functions
@@ -40,18 +40,10 @@ CALL_LINES = 8  # tool calls listed in a step's result, at most
 
 def program_schema() -> dict[str, Any]:
     """The answer of a code step: the same thoughts as a JSON step, then the program."""
-    thoughts = {
-        "type": "object",
-        "properties": {
-            field: {"type": "string", "maxLength": limit} for field, limit in THOUGHT_FIELDS.items()
-        },
-        "required": list(THOUGHT_FIELDS),
-        "additionalProperties": False,
-    }
     return {
         "type": "object",
         "properties": {
-            "thoughts": thoughts,
+            "thoughts": thoughts_schema(),
             "code": {"type": "string", "minLength": 1, "maxLength": CODE_CHARS},
         },
         "required": ["thoughts", "code"],

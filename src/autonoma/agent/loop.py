@@ -1143,7 +1143,12 @@ class Agent:
             self._approved_ahead -= 1
             return Decision(kind="yes")
         request = ApprovalRequest(
-            n, action.command, action.arguments, risk, action.thoughts.speak, reason
+            n,
+            action.command,
+            action.arguments,
+            risk,
+            action.thoughts.speak or action.thoughts.text,
+            reason,
         )
         await self.emit(
             run_id, "approval_asked", n, command=action.command, risk=str(risk), reason=reason

@@ -99,7 +99,7 @@ def _messages(run: RunRecord, trial: _Trial) -> list[dict[str, str]]:
     identity = run.identity
     system = (
         f"You are {identity.get('name', 'an agent')}, {identity.get('role', '')}\n"
-        'Answer with JSON: "thoughts" (text, reasoning, plan, criticism, speak) and '
+        'Answer with JSON: "thoughts" (text, plan) and '
         '"command" (name and args of one command).'
     )
     task = [f"The task: {run.goal}"]
