@@ -96,28 +96,93 @@ async def test_a_program_writes_through_the_tools_and_the_checks_accept_it(
     assert "- write_file(path: str, text: str): " in system
     assert "- list_files(directory: str=None): " in system
     assert "execute_python" not in system and "calculator" not in system  # it is Python already
-    assert "cannot change the workspace directly" in system
+    assert "a file it writes is handed to write_file when closed" in system
     later = model.requests[2].messages[1].content
     assert f"Step 1: your program\n```python\n{SORT}\n```\nResult: exit code 0" in later
 
 
-async def test_a_direct_write_fails_and_a_wrong_claim_is_refused_with_the_output(
+async def test_a_direct_change_fails_and_a_wrong_claim_is_refused_with_the_output(
     tmp_path: Path,
 ) -> None:
     steps, status, _, _, _ = await start(
         tmp_path,
         [
             {"checks": [CHECK]},
-            program("open('sorted.txt', 'w').write('x')"),
+            program("import os\nos.remove('names.txt')"),
             program("print('done', write_file('sorted.txt', 'carol\\n'))\ntask_complete('ok')"),
             program(SORT + "\ntask_complete('sorted now')"),
         ],
     )
     assert status == "completed"
     assert "Read-only file system" in (steps[0].observation or "") and not steps[0].ok
+    assert (tmp_path / "ws" / "names.txt").exists()
     refused = steps[1].observation or ""
     assert "printed:\ndone wrote 1 line" in refused
     assert "task_complete was refused: 1 of 1 acceptance checks fail" in refused
+
+
+async def test_files_a_program_opens_for_writing_are_handed_to_the_file_tools(
+    tmp_path: Path,
+) -> None:
+    """The 1.5B model writes files with open() whatever the prompt says: a text file inside
+    the workspace goes to write_file or append_file when closed; one outside it is the
+    program's own scratch; binary or read-write modes are refused with the reason."""
+    code = (
+        "names = open('names.txt').read().split()\n"
+        "with open('sorted.txt', 'w', encoding='utf-8') as out:\n"
+        "    for name in sorted(names, key=str.lower):\n"
+        "        print(name, file=out)\n"
+        "open('log/run.txt', 'a').write('sorted\\n')\n"
+        "open('/tmp/scratch.txt', 'w').write('not the workspace')\n"
+        "print(open('/tmp/scratch.txt').read())"
+    )
+    steps, status, _, _, _ = await start(
+        tmp_path,
+        [
+            {"checks": [CHECK]},
+            program("open('names.txt', 'wb').write(b'x')"),
+            program("open('names.txt', 'r+').write('x')"),
+            program(code),
+        ],
+    )
+    assert status == "completed"  # the checks pass after the third program
+    workspace = tmp_path / "ws"
+    assert (workspace / "sorted.txt").read_text() == "Alice\nbob\ncarol\n"
+    assert (workspace / "log" / "run.txt").read_text() == "sorted\n"
+    assert (workspace / "names.txt").read_text() == "bob\nAlice\ncarol\n"
+    assert not (workspace / "scratch.txt").exists()
+    for refused in steps[:2]:
+        assert "writes workspace files as text only" in (refused.observation or "")
+    done = steps[2].observation or ""
+    assert "write_file(path='sorted.txt'" in done and "append_file(path='log/run.txt'" in done
+    assert "printed:\nnot the workspace" in done
+
+
+async def test_a_write_through_open_is_shown_for_approval_like_write_file(
+    tmp_path: Path,
+) -> None:
+    asked: list[ApprovalRequest] = []
+
+    async def approve(request: ApprovalRequest) -> Decision:
+        asked.append(request)
+        return Decision(kind="yes")
+
+    mode = "'w'"
+    steps, _, _, _, _ = await start(
+        tmp_path,
+        [
+            program("open('sorted.txt', 'w').write('Alice')"),
+            program(f"m = {mode}\nopen('sorted.txt', mode=m).write('bob')"),  # a mode it computes
+            program("print(open('sorted.txt').read())"),  # reads: nothing asked
+            program("task_complete('done')"),
+        ],
+        continuous=False,
+        approver=approve,
+        checks=False,
+    )
+    assert len(asked) == 2 and all(r.risk == Risk.WRITE for r in asked)
+    assert (tmp_path / "ws" / "sorted.txt").read_text() == "bob"
+    assert "printed:\nbob" in (steps[2].observation or "")
 
 
 async def test_a_program_naming_a_risky_tool_is_approved_once_and_a_hidden_one_refused(

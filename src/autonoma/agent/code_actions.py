@@ -2,7 +2,9 @@
 program instead of one JSON command. The program runs in the sandbox (tools/bridge.py) with
 every tool a function that the host runs through the same policy as a JSON command; what it
 prints comes back as the step's result. The workspace is read-only to the program, so every
-change it makes goes through a tool, where approval applies.
+change it makes goes through a tool, where approval applies: a workspace file it opens for
+writing with open() is handed to write_file (append_file) when closed, as the 1.5B model
+writes files that way whatever the prompt says.
 
 Policy, before the program runs: the tools it names that are not read-only are found in its
 source; if any needs the person's approval (approval mode, or outside content in the context),
@@ -33,7 +35,47 @@ def read_file(path: str) -> str:
     \"\"\"The text of a workspace file, exactly.\"\"\"
     with open(path, encoding="utf-8") as file:
         return file.read()
+
+
+import builtins as _builtins, io as _io_text, os as _os_path
+
+
+class _HandedOver(_io_text.StringIO):
+    # a workspace file opened for writing: its text goes to write_file (append_file) on close
+    def __init__(self, path, append):
+        super().__init__()
+        self._path, self._append = path, append
+
+    def close(self):
+        if self.closed:
+            return
+        text = self.getvalue()
+        super().close()
+        name = "append_file" if self._append else "write_file"
+        function = globals().get(name)
+        if function is None:
+            raise ToolError(f"{self._path}: this run has no {name}, so files cannot be written")
+        function(self._path, text)
+
+
+def _open(file, mode="r", *args, **kwargs):
+    if not isinstance(file, (str, _os_path.PathLike)) or not set(mode) & set("wax+"):
+        return _builtins.open(file, mode, *args, **kwargs)
+    path = _os_path.fspath(file)
+    inside = _os_path.path.abspath(path).startswith(_os_path.getcwd() + _os_path.sep)
+    if not inside:
+        return _builtins.open(file, mode, *args, **kwargs)
+    if "b" in mode or "+" in mode:
+        raise ToolError(
+            f"open({path!r}, {mode!r}): a program writes workspace files as text only "
+            "(mode 'w' or 'a'), handed to write_file when closed"
+        )
+    return _HandedOver(_os_path.path.relpath(path), "a" in mode)
+
+
+open = _open
 """
+WRITE_MODES = frozenset("wax+")
 CODE_CHARS = 3000
 CALL_LINES = 8  # tool calls listed in a step's result, at most
 
@@ -64,7 +106,7 @@ def functions(tools: Sequence[Tool]) -> dict[str, tuple[str, str]]:
     a helper; one line for the prompt: signature and the first sentence of the description)."""
     found: dict[str, tuple[str, str]] = {}
     for node in ast.parse(HELPERS + tool_functions(tools)).body:
-        if not isinstance(node, ast.FunctionDef):
+        if not isinstance(node, ast.FunctionDef) or node.name.startswith("_"):
             continue
         ret = node.body[-1]
         call = ret.value if isinstance(ret, ast.Return) else None
@@ -79,13 +121,31 @@ def functions(tools: Sequence[Tool]) -> dict[str, tuple[str, str]]:
 
 
 def named_tools(code: str, names: dict[str, tuple[str, str]]) -> set[str]:
-    """The tools a program names (by its function names), as far as its source shows."""
+    """The tools a program names (by its function names), as far as its source shows; an
+    open() for writing names write_file and append_file, which its file is handed to."""
     try:
         tree = ast.parse(code)
     except SyntaxError:
         return set()
     used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    if any(_opens_to_write(n) for n in ast.walk(tree)):
+        used |= {"write_file", "append_file"}
     return {names[n][0] for n in used if n in names and names[n][0]}
+
+
+def _opens_to_write(node: ast.AST) -> bool:
+    """A call of open() whose mode writes, or cannot be read from the source."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+        return False
+    if node.func.id != "open":
+        return False
+    modes = [k.value for k in node.keywords if k.arg == "mode"] + node.args[1:2]
+    if not modes:
+        return False
+    mode = modes[0]
+    if isinstance(mode, ast.Constant) and isinstance(mode.value, str):
+        return bool(set(mode.value) & WRITE_MODES)
+    return True
 
 
 def report(result: ProgramResult, limit: int) -> str:
