@@ -200,7 +200,7 @@ async def _start_and_drive(
     try:
         record = await begin()
         view_console.print(identity_panel(record))
-        settings = RunSettings.model_validate(record.settings)
+        settings = RunSettings.stored(record.settings)
         embedder = None
         if settings.memory:
             embedder, notice = choose_embedder(settings.embedder)
@@ -351,11 +351,12 @@ def run(
         help="continuous runs: do not ask before risky commands once web or API content is "
         "in the context",
     ),
-    actions: str = typer.Option(
-        "json",
+    actions: str | None = typer.Option(
+        None,
         "--actions",
         help="json: one command a step; code: a short Python program a step that calls the "
-        "tools as functions, run in the sandbox (CodeAct)",
+        "tools as functions, run in the sandbox (CodeAct). Default: the model's own (code for "
+        "the embedded qwen2.5-coder-1.5b, json otherwise; docs/benchmarks.md)",
     ),
     checks: bool = typer.Option(
         True,
@@ -378,7 +379,7 @@ def run(
         (planner, ("decompose", "tot", "pddl"), "--planner"),
         (tot_rate, ("value", "vote"), "--tot-rate"),
         (tot_search, ("bfs", "dfs"), "--tot-search"),
-        (actions, ("json", "code"), "--actions"),
+        (actions or "json", ("json", "code"), "--actions"),  # unset: the model's own
     ):
         if value not in allowed:
             raise typer.BadParameter(f"{option} is one of {', '.join(allowed)}, not {value!r}")
@@ -465,7 +466,7 @@ def memory_owner(store: RunStore, run_id: str | None) -> str | None:
     if run_id is None:
         return None
     earlier = store.get_run(run_id)  # a clear error if there is no such run
-    return RunSettings.model_validate(earlier.settings).memory_agent or earlier.id
+    return RunSettings.stored(earlier.settings).memory_agent or earlier.id
 
 
 @app.command()
@@ -489,7 +490,7 @@ def resume(
     record = store.get_run(run_id)
     if record.status == "completed":
         raise AutonomaError(f"run {run_id} is already completed; start a new one with run")
-    settings = RunSettings.model_validate(record.settings)
+    settings = RunSettings.stored(record.settings)
     settings.limits = limits_from(max_steps, max_tokens, budget_usd, max_minutes, settings.limits)
     if model is not None:
         settings.model = model

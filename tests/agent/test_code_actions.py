@@ -256,3 +256,18 @@ async def test_a_third_identical_program_in_a_row_is_refused_unrun(tmp_path: Pat
     third_prompt = model.requests[3].messages[1].content
     assert "Step 2 repeated step 1: the same command with the same result." in third_prompt
     assert "is not offered" not in third_prompt
+
+
+def test_unset_actions_are_the_models_own_and_stored_settled() -> None:
+    qwen = "local:qwen2.5-coder-1.5b"
+    assert RunSettings(model=qwen).actions == "code"
+    assert RunSettings(model=qwen).model_dump()["actions"] == "code"  # resumes the same way
+    assert RunSettings(model=qwen, actions="json").actions == "json"  # a choice is kept
+    assert RunSettings(model="local:smollm2-135m").actions == "json"
+    no_sandbox = {"sandbox": {"backend": "docker"}}  # cannot run here: JSON, not an error
+    assert RunSettings(model=qwen, tools=no_sandbox).actions == "json"
+    stored = RunSettings(model=qwen).model_dump()
+    assert RunSettings.model_validate(stored).actions == "code"
+    older = {k: v for k, v in stored.items() if k != "actions"}  # stored before actions existed
+    assert RunSettings.stored(older).actions == "json"
+    assert RunSettings.stored(stored).actions == "code"

@@ -77,3 +77,14 @@ def test_cli_bad_model_name_is_one_line_and_nonzero(tmp_path):
     )
     assert result.returncode == 1
     assert "unknown model 'llama-70b'" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_each_model_names_how_the_agent_acts_with_it() -> None:
+    from autonoma.llm.registry import default_actions
+
+    assert default_actions("local:qwen2.5-coder-1.5b") == "code"
+    assert default_actions(" local:qwen2.5-coder-1.5b?slots=1") == "code"
+    assert default_actions("local:smollm2-135m") == "json"
+    assert default_actions("local:/models/qwen2.5-coder-1.5b.gguf") == "json"  # unknown file
+    assert default_actions("openai:gpt-4o-mini") == "json"
+    assert default_actions("scripted") == "json"

@@ -11,7 +11,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from autonoma.agent.approval import Approver
 from autonoma.agent.identity import AgentIdentity, generate_identity
@@ -23,6 +23,7 @@ from autonoma.agent.subagents import SUB_AGENT_TOOLS
 from autonoma.errors import ConfigError
 from autonoma.llm import Model
 from autonoma.llm.base import SIDE_LANE
+from autonoma.llm.registry import default_actions
 from autonoma.memory.agent_memory import AgentMemory
 from autonoma.memory.embeddings import Embedder, LexicalEmbedder, MiniLMEmbedder, default_embedder
 from autonoma.memory.importance import HeuristicRater, ImportanceRater, ModelRater, Persona
@@ -86,8 +87,25 @@ class RunSettings(BaseModel):
     checks: bool = True
     # the run ends completed once every check passes after a step, claimed or not
     finish_on_checks: bool = True
-    # json: one command a step; code: a short Python program a step, calling the tools
-    actions: Literal["json", "code"] = "json"
+    # json: one command a step; code: a short Python program a step, calling the tools;
+    # None: the model's own (llm.registry.default_actions), JSON where code cannot run
+    actions: Literal["json", "code"] | None = None
+
+    @classmethod
+    def stored(cls, data: dict[str, Any]) -> RunSettings:
+        """The settings a run was stored with. A run stored before `actions` existed acted
+        by JSON: it resumes so, whatever its model's own form is now."""
+        return cls.model_validate({"actions": "json", **data})
+
+    @model_validator(mode="after")
+    def _actions_of_the_model(self) -> RunSettings:
+        """Settles `actions` when it was not chosen, so a stored run resumes the same way."""
+        if self.actions is None:
+            chosen = default_actions(self.model)
+            if chosen == "code" and not _code_can_run(self):
+                chosen = "json"
+            self.actions = chosen
+        return self
 
     def agent_config(self, limits: BudgetLimits) -> AgentConfig:
         """The agent loop's configuration for one run (or task) of these settings."""
@@ -101,8 +119,16 @@ class RunSettings(BaseModel):
             trials=self.trials,
             checks=self.checks,
             finish_on_checks=self.finish_on_checks,
-            actions=self.actions,
+            actions=self.actions or "json",  # settled by the validator
         )
+
+
+def _code_can_run(settings: RunSettings) -> bool:
+    try:
+        make_sandbox(settings.tools.sandbox)
+    except SandboxUnavailable:
+        return False
+    return True
 
 
 def memory_path(store: RunStore, embedder: Embedder) -> Path:
@@ -278,7 +304,7 @@ async def run_agent(
     embedder: Embedder | None = None,
 ) -> RunOutcome:
     """Run, or resume, a stored run with the settings it was started with."""
-    settings = RunSettings.model_validate(run.settings)
+    settings = RunSettings.stored(run.settings)
     dedup = settings.strategy == "plan" and settings.create_tasks
     # MCP servers can bring many tools: retrieval may be needed although the built-ins fit
     sandbox = open_sandbox(settings)

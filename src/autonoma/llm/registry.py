@@ -17,6 +17,7 @@ import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import platformdirs
 
@@ -43,6 +44,9 @@ class RegistryModel:
     size: int
     parts: tuple[WheelPart, ...]
     context: int  # tokens the model was trained for
+    # how the agent acts with this model when the person does not choose: the form that met
+    # more of bench/everyday.py with it (docs/benchmarks.md, "JSON against code actions")
+    actions: Literal["json", "code"] = "json"
 
     @property
     def filename(self) -> str:
@@ -76,9 +80,20 @@ REGISTRY: dict[str, RegistryModel] = {
                 for i in range(1, 23)
             ),
             context=32768,
+            actions="code",
         ),
     )
 }
+
+
+def default_actions(spec: str) -> Literal["json", "code"]:
+    """The agent's action form for a model spec when none is chosen: a registry model's own
+    (`RegistryModel.actions`), JSON for every other model."""
+    provider, _, rest = spec.strip().partition(":")
+    name = rest.partition("?")[0]
+    if provider == "local" and name in REGISTRY:
+        return REGISTRY[name].actions
+    return "json"
 
 
 def registry_names() -> list[str]:
