@@ -271,3 +271,24 @@ def test_unset_actions_are_the_models_own_and_stored_settled() -> None:
     older = {k: v for k, v in stored.items() if k != "actions"}  # stored before actions existed
     assert RunSettings.stored(older).actions == "json"
     assert RunSettings.stored(stored).actions == "code"
+
+
+async def test_a_name_from_an_earlier_program_is_explained(tmp_path: Path) -> None:
+    """Each program starts afresh; the 1.5B model used `lines` from the program before and
+    called a create_file it made up."""
+    steps, _, model, _, _ = await start(
+        tmp_path,
+        [
+            program("lines = open('names.txt').read().split()"),
+            program("print(sorted(lines))"),
+            program("task_complete('done')"),
+        ],
+        checks=False,
+    )
+    said = steps[1].observation or ""
+    assert "NameError: name 'lines' is not defined" in said
+    assert "note: 'lines' is not defined in this program. Each program starts afresh" in said
+    assert (
+        "starts afresh, keeping no names from earlier programs"
+        in model.requests[0].messages[0].content
+    )

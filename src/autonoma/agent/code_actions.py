@@ -77,6 +77,7 @@ open = _open
 """
 WRITE_MODES = frozenset("wax+")
 CODE_CHARS = 3000
+_UNDEFINED = re.compile(r"NameError: name '(\w+)' is not defined")
 CALL_LINES = 8  # tool calls listed in a step's result, at most
 
 
@@ -157,6 +158,13 @@ def report(result: ProgramResult, limit: int) -> str:
     lines.append(f"printed:\n{printed}" if printed else "printed nothing")
     if box.stderr.strip():
         lines.append("error:\n" + _last_lines(box.stderr, 12))
+        missing = _UNDEFINED.findall(box.stderr)
+        if missing:  # the 1.5B model used names its earlier programs set, and made up functions
+            lines.append(
+                f"note: {missing[-1]!r} is not defined in this program. Each program starts "
+                "afresh: nothing is kept from earlier ones, so set or read again what it "
+                "needs; the functions it has are those listed at the start."
+            )
     if result.calls:
         shown = [_call_line(c.name, c.arguments, c.result.ok, c.result.output)
                  for c in result.calls[:CALL_LINES]]  # fmt: skip
