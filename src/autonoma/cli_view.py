@@ -171,8 +171,8 @@ class LiveView:
                 self.console.print(Text(sent, style="dim"))
         elif event.kind == "checks_failed":
             line = (
-                f"no acceptance checks ({short(data.get('error', ''), 200)}); task_complete "
-                "checks only that the files the goals name exist"
+                f"no usable acceptance checks ({short(data.get('error', ''), 200)}); the task "
+                "itself will be judged when the agent says it is done"
             )
             self.console.print(Text(line, style="yellow"))
         elif event.kind == "checks_run":

@@ -196,12 +196,11 @@ async def test_the_person_edits_the_checks_in_approval_mode(tmp_path: Path) -> N
     assert edited and edited[0].data["checks"][0]["what"] == "sorted.txt starts with Alice"
 
 
-async def test_the_named_files_rule_does_not_ask_for_a_file_the_run_found_and_removed(
-    tmp_path: Path,
-) -> None:
-    """Without usable checks: names.txt was there at the start, so once it is gone the claim
-    is not refused for it (a rename or a clean-up), while sorted.txt is still needed."""
-    run, status, _, store, _ = await start(
+async def test_a_file_the_run_found_and_removed_is_not_asked_for(tmp_path: Path) -> None:
+    """Without usable checks, the task is judged: names.txt was there at the start, so once
+    it is gone the claim is not refused for it (a rename or a clean-up), while sorted.txt is
+    still needed, and is asked for without a call to the judge."""
+    run, status, _, store, model = await start(
         tmp_path,
         [
             *["no json here"] * 3,
@@ -209,30 +208,40 @@ async def test_the_named_files_rule_does_not_ask_for_a_file_the_run_found_and_re
             act("task_complete", reason="nothing to sort"),
             act("write_file", path="sorted.txt", text=RIGHT),
             act("task_complete", reason="sorted"),
+            {"passed": True, "why": "sorted.txt holds the names sorted"},
         ],
     )
-    assert status == "completed"
+    assert status == "completed" and model.remaining == 0
     refused = store.steps(run.id)[1].observation or ""
-    assert "sorted.txt does not exist yet" in refused and "names.txt" not in refused
+    assert "FAILS: sorted.txt does not exist." in refused  # and not names.txt
 
 
-async def test_without_usable_checks_completion_falls_back_to_the_named_files(
-    tmp_path: Path,
-) -> None:
+async def test_without_usable_checks_the_task_itself_is_judged(tmp_path: Path) -> None:
     events: list[EventRecord] = []
-    _, status, _, _, _ = await start(
+    _, status, _, store, model = await start(
         tmp_path,
         [
             *["no json here"] * 3,
-            act("task_complete", reason="nothing written"),
+            act("task_complete", reason="nothing written"),  # sorted.txt missing: no judge
             act("write_file", path="sorted.txt", text=WRONG),
             act("task_complete", reason="written"),
+            {"passed": False, "why": "bob comes before carol ignoring case"},
+            act("write_file", path="sorted.txt", text=RIGHT),
+            act("task_complete", reason="sorted ignoring case"),
+            {"passed": True, "why": "Alice, bob, carol"},
         ],
         events=events,
     )
-    assert status == "completed"  # the old rule: the named file exists
+    assert status == "completed" and model.remaining == 0
     failed = [e for e in events if e.kind == "checks_failed"]
     assert failed and failed[0].data["error"]
+    written = [e for e in events if e.kind == "checks_written"]
+    assert written[0].data["fallback"] is True
+    assert written[0].data["checks"][0]["kind"] == "judged"
+    assert written[0].data["checks"][0]["what"] == f"done exactly as asked: {GOAL}"
+    observations = [s.observation or "" for s in store.steps(written[0].run_id)]
+    assert "sorted.txt does not exist" in observations[0]
+    assert "bob comes before carol" in observations[2]
 
 
 async def test_a_refused_repeat_asked_again_is_then_not_offered(tmp_path: Path) -> None:

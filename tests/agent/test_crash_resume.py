@@ -222,7 +222,7 @@ async def main():
     answer = {"thoughts": thoughts, "command": {"name": "slow_append", "args": {"text": "once\\n"}}}
     model = ScriptedModel([answer])
     identity = AgentIdentity(name="SlowGPT", role="slow", goals=["append once"])
-    run, _ = await create_run(store, model, "append once", RunSettings(checks=False, continuous=True, memory=False),
+    run, _ = await create_run(store, model, "append once", RunSettings(model="scripted", checks=False, continuous=True, memory=False),
                               workspace=home / "ws", identity=identity, tools=tools)
     print("RUN", run.id, flush=True)
     await run_agent(store, model, run, tools=tools)

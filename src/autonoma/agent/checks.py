@@ -17,7 +17,7 @@ import ast
 import asyncio
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -84,6 +84,15 @@ class Check(BaseModel):
 
     def label(self) -> str:
         return f"[{self.kind}] {self.what}"
+
+
+def task_check(task: str) -> Check:
+    """When no usable check was written: the task itself, judged when completion is claimed,
+    rather than a claim taken on trust (the 1.5B writer wrote none for two_hops, and the run
+    claimed a wrong access code)."""
+    return Check(
+        goal=0, what=f"done exactly as asked: {' '.join(task.split())[:170]}", kind="judged"
+    )
 
 
 class _Written(BaseModel):
@@ -485,8 +494,9 @@ def _used_strings(code: str) -> set[str]:
 class Judge:
     """Judges the `judged` checks from the files the goals name, at task_complete."""
 
-    def __init__(self, model: Model) -> None:
+    def __init__(self, model: Model, found: Container[str] = ()) -> None:
         self.model = model
+        self.found = found  # files the run found: gone, they were moved or cleaned up
 
     async def judge(
         self,
@@ -498,7 +508,8 @@ class Judge:
     ) -> CheckResult:
         # a 1.5B judge called a haiku "about autumn" before haiku.txt existed: the files the
         # criterion names must be there
-        missing = [d.name for d in deliverables(workspace, [check.what]) if d.lines is None]
+        named = deliverables(workspace, [check.what])
+        missing = [d.name for d in named if d.lines is None and d.name not in self.found]
         if missing:
             return CheckResult(check, False, f"{', '.join(missing)} does not exist")
         prompt = render(

@@ -26,6 +26,7 @@ from autonoma.agent.checks import (
     checks_block,
     content_print,
     stored_checks,
+    task_check,
 )
 from autonoma.agent.code_actions import (
     HELPERS,
@@ -383,12 +384,12 @@ class Agent:
                 written.usage.prompt_tokens, written.usage.completion_tokens, written.cost_usd
             )
             at.checks_asked = True
-            if not written.checks:
+            fallback = not written.checks
+            if fallback:
                 await self.emit(
                     run.id, "checks_failed", error=written.error, discarded=written.discarded
                 )
-                return
-            checks = written.checks
+            checks = written.checks or [task_check(run.goal)]
             acceptance = Acceptance(
                 checks, runner, Judge(self.side_model), run.goal, identity.goals, workspace
             )
@@ -400,11 +401,12 @@ class Agent:
                 discarded=written.discarded,
                 tokens=written.usage.total_tokens,
                 start_score=at.start_score,
+                **({"fallback": True} if fallback else {}),
             )
             checks = await self._review_checks(run.id, checks)
         if not checks:
             return
-        judge = Judge(self.side_model)
+        judge = Judge(self.side_model, self._found_at_start(run))
         self._acceptance = Acceptance(checks, runner, judge, run.goal, identity.goals, workspace)
         # the workspace as the checks found it: the judge is asked about it no more (at a
         # run's start the writer's guard has found no judged check met on it)
