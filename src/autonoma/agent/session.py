@@ -36,6 +36,7 @@ from autonoma.planning.dedup import Deduplicator
 from autonoma.planning.replan import Replanner
 from autonoma.planning.tot import ToTDecomposer
 from autonoma.runtime.budget import BudgetLimits, BudgetSpent
+from autonoma.runtime.lease import driving
 from autonoma.runtime.store import RunRecord, RunStore, default_home, new_run_id
 from autonoma.tools import CORE_TOOLS, Tool, ToolRegistry, Workspace
 from autonoma.tools.calculator import calculator
@@ -303,7 +304,21 @@ async def run_agent(
     tools: ToolRegistry | None = None,
     embedder: Embedder | None = None,
 ) -> RunOutcome:
-    """Run, or resume, a stored run with the settings it was started with."""
+    """Run, or resume, a stored run with the settings it was started with, holding its lease
+    (runtime/lease.py): RunBusy, before anything is opened, when another process drives it."""
+    async with driving(store, run.id):
+        return await _run_leased(store, model, run, approver, listeners, tools, embedder)
+
+
+async def _run_leased(
+    store: RunStore,
+    model: Model,
+    run: RunRecord,
+    approver: Approver | None,
+    listeners: list[EventListener] | None,
+    tools: ToolRegistry | None,
+    embedder: Embedder | None,
+) -> RunOutcome:
     settings = RunSettings.stored(run.settings)
     dedup = settings.strategy == "plan" and settings.create_tasks
     # MCP servers can bring many tools: retrieval may be needed although the built-ins fit

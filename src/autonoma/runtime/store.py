@@ -12,6 +12,8 @@ import os
 import secrets
 import sqlite3
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -79,6 +81,14 @@ CREATE TABLE IF NOT EXISTS events (
     data TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS events_by_run ON events(run_id, id);
+CREATE TABLE IF NOT EXISTS leases (
+    run_id TEXT PRIMARY KEY REFERENCES runs(id),
+    token TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    host TEXT NOT NULL,
+    since REAL NOT NULL,
+    heartbeat REAL NOT NULL
+);
 """
 
 _ADDED_COLUMNS = {
@@ -91,6 +101,39 @@ _ADDED_COLUMNS = {
     ],
 }
 """Columns added after a store was first created: added on open to a store that lacks them."""
+
+
+LEASE_FIELDS = ("token", "pid", "host", "since", "heartbeat")
+
+
+@dataclass(frozen=True)
+class LeaseHolder:
+    """Who asks for a run's lease: a process on a host, with a token of its own."""
+
+    token: str
+    pid: int
+    host: str
+    since: float
+    heartbeat: float
+
+
+@dataclass(frozen=True)
+class Lease(LeaseHolder):
+    run_id: str = ""
+
+
+class RunBusy(AutonomaError):
+    """Another process is driving the run."""
+
+    def __init__(self, run_id: str, lease: Lease) -> None:
+        since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(lease.since))
+        beat = max(0, round(time.time() - lease.heartbeat))
+        super().__init__(
+            f"run {run_id} is being driven by process {lease.pid} on {lease.host} since "
+            f"{since} (its last heartbeat {beat}s ago); wait for it to end, or stop it "
+            "(Ctrl-C there, or kill it) and resume again"
+        )
+        self.lease = lease
 
 
 class RunNotFound(AutonomaError):
@@ -183,6 +226,45 @@ class RunStore:
 
     def close(self) -> None:
         self._database.close()
+
+    # -- leases: one driver a run (runtime/lease.py) ---------------------------------------
+
+    def take_lease(self, run_id: str, holder: LeaseHolder, alive: Callable[[Lease], bool]) -> Lease:
+        """The run's lease for `holder`, or RunBusy naming the driver that holds it while
+        `alive` says it is; a lease whose holder is gone is taken over."""
+        with self._tx() as db:
+            row = db.execute("SELECT * FROM leases WHERE run_id = ?", (run_id,)).fetchone()
+            if row is not None:
+                held = Lease(run_id=run_id, **{k: row[k] for k in LEASE_FIELDS})
+                if alive(held):
+                    raise RunBusy(run_id, held)
+            lease = Lease(run_id=run_id, **holder.__dict__)
+            db.execute(
+                "INSERT OR REPLACE INTO leases (run_id, token, pid, host, since, heartbeat) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (run_id, lease.token, lease.pid, lease.host, lease.since, lease.heartbeat),
+            )
+            return lease
+
+    def renew_lease(self, lease: Lease, now: float) -> bool:
+        """A heartbeat; False when the lease is no longer this holder's."""
+        with self._tx() as db:
+            changed = db.execute(
+                "UPDATE leases SET heartbeat = ? WHERE run_id = ? AND token = ?",
+                (now, lease.run_id, lease.token),
+            ).rowcount
+        return changed == 1
+
+    def release_lease(self, lease: Lease) -> None:
+        with self._tx() as db:
+            db.execute(
+                "DELETE FROM leases WHERE run_id = ? AND token = ?", (lease.run_id, lease.token)
+            )
+
+    def lease_of(self, run_id: str) -> Lease | None:
+        with self._lock:
+            row = self._db.execute("SELECT * FROM leases WHERE run_id = ?", (run_id,)).fetchone()
+        return None if row is None else Lease(run_id=run_id, **{k: row[k] for k in LEASE_FIELDS})
 
     # -- runs -----------------------------------------------------------------------------
 
