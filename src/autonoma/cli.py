@@ -44,12 +44,13 @@ from autonoma.cli_view import (
     runs_table,
     task_report,
 )
-from autonoma.errors import AutonomaError
+from autonoma.errors import AutonomaError, ConfigError
 from autonoma.llm import Model, open_model
 from autonoma.llm.registry import REGISTRY, ModelStore, lookup
 from autonoma.memory.reflection import reflection_trees
 from autonoma.planning.graph import Task, TaskGraph, render_dot, render_tree
 from autonoma.planning.picture import render_svg
+from autonoma.redact import HIDDEN, redact
 from autonoma.runtime.budget import BudgetLimits
 from autonoma.runtime.export import FORMATS, trajectories
 from autonoma.runtime.inputs import InputFileError, read_input
@@ -498,10 +499,15 @@ def resume(
     settings.limits = limits_from(max_steps, max_tokens, budget_usd, max_minutes, settings.limits)
     if model is not None:
         settings.model = model
+    elif HIDDEN in settings.model:
+        raise ConfigError(
+            f"run {run_id}'s model spec held a credential, which is never stored "
+            f"({settings.model}); give it again: autonoma resume {run_id} --model SPEC"
+        )
     if ray_address is not None:
         settings.ray_address = ray_address
     check_placement(settings)
-    store.set_settings(run_id, settings.model_dump())
+    store.set_settings(run_id, settings.model_dump())  # stored without the credential
     llm = load_model(settings.model)
 
     async def begin() -> RunRecord:
@@ -645,14 +651,14 @@ def main() -> None:
     try:
         app()
     except AutonomaError as error:
-        err.print(f"[red]error:[/] {error}", highlight=False)
+        err.print(f"[red]error:[/] {redact(str(error))}", highlight=False)
         sys.exit(1)
     except KeyboardInterrupt:
         err.print("[yellow]interrupted[/]")
         sys.exit(130)
     except Exception as error:  # the net under every other error path: one line, not a dump
         where = write_crash_report(error)
-        said = neutralise_lines(str(error))[:300]
+        said = neutralise_lines(redact(str(error)))[:300]
         err.print(
             f"[red]error:[/] unexpected {type(error).__name__}: {said}"
             f" (a bug in autonoma; the full traceback is in {where})",
@@ -664,7 +670,7 @@ def main() -> None:
 def write_crash_report(error: BaseException) -> str:
     """The traceback of an unexpected error, written beside the run store (or to the temporary
     directory when the store's home is unusable); where it went."""
-    text = "".join(traceback.format_exception(error))
+    text = redact("".join(traceback.format_exception(error)))
     name = f"crash-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.txt"
     for folder in (default_home() / "logs", Path(tempfile.gettempdir())):
         try:

@@ -11,6 +11,7 @@ from autonoma.llm.ratelimit import RateLimiter
 from autonoma.llm.registry import ModelStore, Progress, lookup
 from autonoma.llm.settings import LLMSettings
 from autonoma.llm.spec import ModelSpec, parse_model_spec
+from autonoma.redact import redact
 
 
 def open_model(
@@ -53,5 +54,5 @@ def open_model(
         settings=settings,
         capabilities=capabilities,
         limiter=limiter,
-        name=str(parsed),
+        name=redact(str(parsed)),
     )

@@ -36,6 +36,7 @@ from autonoma.llm.ratelimit import RateLimiter, request_sent, sending
 from autonoma.llm.retry import RetryPolicy, parse_retry_after
 from autonoma.llm.settings import LLMSettings
 from autonoma.llm.types import FinishReason, Usage
+from autonoma.redact import redact
 
 T = TypeVar("T")
 
@@ -78,6 +79,7 @@ class OpenAICompatModel(Model):
         self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip(
             "/"
         )
+        self.endpoint = redact(self.base_url)  # what messages show: no credentials
         key = api_key or os.environ.get("OPENAI_API_KEY")
         if not key:
             if self.base_url == DEFAULT_BASE_URL:
@@ -189,10 +191,10 @@ class OpenAICompatModel(Model):
                     with sending(held):  # the limiter learns when the request went out
                         return await send()
             except UnreadableAnswer as err:
-                raise ModelUnavailable(self.base_url, str(err)) from None
+                raise ModelUnavailable(self.endpoint, str(err)) from None
             except (ValueError, RecursionError):  # the SDK could not decode the body as JSON
                 raise ModelUnavailable(
-                    self.base_url,
+                    self.endpoint,
                     "it answered with a body that is not JSON text (empty, not UTF-8, or "
                     "nested too deep); is the URL the server's OpenAI-compatible address?",
                 ) from None
@@ -201,7 +203,7 @@ class OpenAICompatModel(Model):
                 delay = self.retry.backoff(attempt)
             except openai.APIConnectionError as err:
                 if isinstance(err.__cause__, UnreadableAnswer):
-                    raise ModelUnavailable(self.base_url, str(err.__cause__)) from None
+                    raise ModelUnavailable(self.endpoint, str(err.__cause__)) from None
                 reason = f"cannot connect ({err.__cause__ or err})"
                 delay = self.retry.backoff(attempt)
             except openai.APIStatusError as err:
@@ -210,21 +212,21 @@ class OpenAICompatModel(Model):
                 if status != 429 and status < 500:
                     if status in (400, 422) and any(w in detail.lower() for w in _SCHEMA_WORDS):
                         raise SchemaUnsupported(
-                            f"{self.base_url} cannot use the requested output schema: {detail}"
+                            f"{self.endpoint} cannot use the requested output schema: {detail}"
                         ) from err
-                    raise ModelRequestRejected(self.base_url, status, detail) from err
+                    raise ModelRequestRejected(self.endpoint, status, detail) from err
                 reason = f"HTTP {status}: {detail}"
                 wait = parse_retry_after(err.response.headers.get("retry-after"))
                 if wait is not None and wait > self.retry.max_retry_after_s:
                     raise RateLimited(
-                        self.base_url,
+                        self.endpoint,
                         f"it asked to wait {wait:g}s (Retry-After), more than the "
                         f"{self.retry.max_retry_after_s:g}s allowed",
                     ) from err
                 delay = wait if wait is not None else self.retry.backoff(attempt)
             if attempt < self.retry.max_attempts:
                 await asyncio.sleep(delay)
-        raise ModelUnavailable(self.base_url, f"{reason}, after {self.retry.max_attempts} attempts")
+        raise ModelUnavailable(self.endpoint, f"{reason}, after {self.retry.max_attempts} attempts")
 
     # -- completions --------------------------------------------------------------------------
 
@@ -234,7 +236,7 @@ class OpenAICompatModel(Model):
         try:
             return self._completion_of(response)
         except (AttributeError, TypeError, KeyError, IndexError, ValueError):
-            raise ModelUnavailable(self.base_url, _not_a_completion(response)) from None
+            raise ModelUnavailable(self.endpoint, _not_a_completion(response)) from None
 
     def _completion_of(self, response: Any) -> RawCompletion:
         if not response.choices:
@@ -286,9 +288,9 @@ class OpenAICompatModel(Model):
                     if choice.finish_reason:
                         finish = _FINISH.get(choice.finish_reason, "other")
         except (openai.APIError, httpx2.HTTPError, UnreadableAnswer) as err:
-            raise ModelUnavailable(self.base_url, f"the stream broke off: {err}") from err
+            raise ModelUnavailable(self.endpoint, f"the stream broke off: {err}") from err
         except (AttributeError, TypeError, KeyError, IndexError, ValueError):
-            raise ModelUnavailable(self.base_url, _not_a_completion(stream)) from None
+            raise ModelUnavailable(self.endpoint, _not_a_completion(stream)) from None
         yield RawCompletion(
             text="".join(text),
             finish_reason=finish,

@@ -21,6 +21,7 @@ import platformdirs
 from pydantic import BaseModel, Field
 
 from autonoma.errors import AutonomaError
+from autonoma.redact import redact
 from autonoma.runtime.budget import BudgetSpent
 from autonoma.runtime.sqlite import Database
 
@@ -291,9 +292,9 @@ class RunStore:
             updated_at=now,
             goal=goal,
             identity=identity,
-            settings=settings,
+            settings=_without_secrets(settings),  # the model client alone keeps a credential
             workspace=workspace,
-            model=model,
+            model=redact(model),
             status="running",
             spent=spent or BudgetSpent(),
             parent_id=parent_id,
@@ -310,9 +311,9 @@ class RunStore:
                     now,
                     goal,
                     json.dumps(identity),
-                    json.dumps(settings),
+                    json.dumps(record.settings),
                     workspace,
-                    model,
+                    record.model,
                     record.status,
                     "",
                     record.spent.model_dump_json(),
@@ -367,6 +368,7 @@ class RunStore:
 
     def set_settings(self, run_id: str, settings: dict[str, Any]) -> None:
         """Replace a run's settings (a resume may raise its limits or change its model)."""
+        settings = _without_secrets(settings)
         with self._tx() as db:
             cursor = db.execute(
                 "UPDATE runs SET settings = ?, model = coalesce(?, model), updated_at = ? "
@@ -500,6 +502,13 @@ class RunStore:
             )
             for r in rows
         ]
+
+
+def _without_secrets(settings: dict[str, Any]) -> dict[str, Any]:
+    """Settings as stored: a credential in the model spec is never written (redact.py)."""
+    if isinstance(settings.get("model"), str):
+        return {**settings, "model": redact(settings["model"])}
+    return settings
 
 
 def _save_spent(db: sqlite3.Connection, run_id: str, spent: BudgetSpent) -> None:
