@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from autonoma.errors import ModelError, ModelUnavailable
+from autonoma.errors import ModelError, ModelUnavailable, OutputTruncated
 from autonoma.llm import Capabilities, LLMSettings, OpenAICompatModel
 from tests.fake_openai import FakeOpenAI
 
@@ -121,3 +121,21 @@ async def test_an_honest_gzip_answer_still_reads(fake_openai: FakeOpenAI) -> Non
     answer = await model.request(MESSAGES)
     await model.aclose()
     assert answer.text == "fine"
+
+
+async def test_an_answer_longer_than_its_tokens_allow_is_cut_and_treated_as_cut_off(
+    fake_openai: FakeOpenAI,
+) -> None:
+    """50 MB of answer to a 200-token request: nothing that long is kept, stored or carried
+    into the next prompt; a structured answer is re-asked and then one clear error."""
+    huge = '{"thoughts": {"text": "' + "ha" * 25_000_000 + '"}}'
+    fake_openai.default = {"content": huge}
+    model = _model(fake_openai)
+    plain = await model.request(MESSAGES, max_tokens=200)
+    assert len(plain.text) == 200 * 32 and plain.finish_reason == "length"
+    with pytest.raises(OutputTruncated) as info:
+        await model.request(MESSAGES, {"name": "a", "schema": SCHEMA}, max_tokens=200)
+    await model.aclose()
+    # a re-ask of a cut-off answer may ask for more tokens, never past the cap
+    assert len(str(info.value)) < 2000
+    assert len(info.value.raw) <= LLMSettings().max_tokens_cap * 32

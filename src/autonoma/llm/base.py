@@ -87,6 +87,24 @@ class RawCompletion:
     model: str | None = None
 
 
+# No tokenizer writes more than a few dozen characters a token: an answer longer than its
+# max_tokens allows came from a broken or hostile server, not from generation. It is cut and
+# treated as cut off (re-asked, then an error), so nothing unbounded is stored or carried on.
+CHARS_A_TOKEN = 32
+
+
+def bounded(raw: RawCompletion, max_tokens: int) -> RawCompletion:
+    limit = max(4096, max_tokens * CHARS_A_TOKEN)
+    calls = raw.tool_calls
+    if len(raw.text) <= limit and sum(len(c.arguments) + len(c.name) for c in calls) <= limit:
+        return raw
+    kept = [
+        RawToolCall(id=c.id[:200], name=c.name[:200], arguments=c.arguments[:limit])
+        for c in calls[:16]
+    ]
+    return replace(raw, text=raw.text[:limit], tool_calls=kept, finish_reason="length")
+
+
 def _prompt(name: str) -> Template:
     return Template(resources.files("autonoma.llm").joinpath(f"prompts/{name}.txt").read_text())
 
@@ -161,7 +179,7 @@ class Model(ABC):
         attempts = 0
         while True:
             attempts += 1
-            raw = await self._complete(call)
+            raw = bounded(await self._complete(call), call.max_tokens)
             usage = usage + self._usage_of(call, raw)
             try:
                 return self._finish(call, raw, usage, attempts, started)
@@ -199,6 +217,7 @@ class Model(ABC):
             if isinstance(piece, str):
                 yield TextDelta(piece)
                 continue
+            piece = bounded(piece, call.max_tokens)
             usage = self._usage_of(call, piece)
             try:
                 response = self._finish(call, piece, usage, 1, started)
