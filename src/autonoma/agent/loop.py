@@ -57,6 +57,7 @@ from autonoma.memory.context import (
     Recollection,
     RollingSummary,
     assemble,
+    fence,
     repeat_note,
     repeats,
 )
@@ -611,7 +612,7 @@ class Agent:
             functions=[line for _, line in functions(self._in_programs()).values()] if code else [],
             approval=not self.config.continuous,
             outside=self._outside_from is not None,
-            found=self._found,
+            found=fence(self._found, f"{run.id}:found") if self._found else "",
         )
 
     def messages(
