@@ -134,7 +134,7 @@ async def test_an_answer_longer_than_its_tokens_allow_is_cut_and_treated_as_cut_
     plain = await model.request(MESSAGES, max_tokens=200)
     assert len(plain.text) == 200 * 32 and plain.finish_reason == "length"
     with pytest.raises(OutputTruncated) as info:
-        await model.request(MESSAGES, {"name": "a", "schema": SCHEMA}, max_tokens=200)
+        await model.request(MESSAGES, SCHEMA, max_tokens=200)
     await model.aclose()
     # a re-ask of a cut-off answer may ask for more tokens, never past the cap
     assert len(str(info.value)) < 2000
