@@ -10,6 +10,7 @@ fooled model still needs a person's approval), and its results are outside conte
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 import unicodedata
@@ -97,7 +98,9 @@ async def test_a_hostile_description_reaches_the_model_only_as_quoted_data(
 
     # nothing else in the system prompt changed: only the server's command lines were added
     ours = [x for x in system.splitlines() if not x.startswith("- hostile__")]
-    assert ours == plain.requests[0].messages[0].content.splitlines()
+    keyless = functools.partial(re.sub, r"outside-[0-9a-f]{10}", "outside-KEY")  # a run's own key
+    plain_lines = plain.requests[0].messages[0].content.splitlines()
+    assert list(map(keyless, ours)) == list(map(keyless, plain_lines))
 
     # the argument's description in the action schema is a capped quote as well
     schema = model.requests[0].schema
