@@ -357,8 +357,8 @@ def run(
         None,
         "--actions",
         help="json: one command a step; code: a short Python program a step that calls the "
-        "tools as functions, run in the sandbox (CodeAct). Default: the model's own (code for "
-        "the embedded qwen2.5-coder-1.5b, json otherwise; docs/benchmarks.md)",
+        "tools as functions, run in the sandbox (CodeAct). Default: the model's own (json for "
+        "every model today; docs/benchmarks.md)",
     ),
     checks: bool = typer.Option(
         True,

@@ -4,6 +4,7 @@ to the agent's own (jailed, approval-checked) implementations; same store, same 
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -258,8 +259,13 @@ async def test_a_third_identical_program_in_a_row_is_refused_unrun(tmp_path: Pat
     assert "is not offered" not in third_prompt
 
 
-def test_unset_actions_are_the_models_own_and_stored_settled() -> None:
+def test_unset_actions_are_the_models_own_and_stored_settled(monkeypatch: Any) -> None:
+    from autonoma.llm.registry import REGISTRY
+
     qwen = "local:qwen2.5-coder-1.5b"
+    assert RunSettings(model=qwen).actions == "json"  # the registry's choice today
+    monkeypatch.setitem(REGISTRY, "qwen2.5-coder-1.5b",
+                        replace(REGISTRY["qwen2.5-coder-1.5b"], actions="code"))  # fmt: skip
     assert RunSettings(model=qwen).actions == "code"
     assert RunSettings(model=qwen).model_dump()["actions"] == "code"  # resumes the same way
     assert RunSettings(model=qwen, actions="json").actions == "json"  # a choice is kept

@@ -80,7 +80,6 @@ REGISTRY: dict[str, RegistryModel] = {
                 for i in range(1, 23)
             ),
             context=32768,
-            actions="code",
         ),
     )
 }
