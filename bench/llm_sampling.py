@@ -26,7 +26,7 @@ from autonoma.llm import LLMSettings
 from autonoma.llm.embedded import EmbeddedModel
 from autonoma.llm.registry import ModelStore
 from bench.common import write_result
-from bench.llm_speculative import prompts
+from bench.llm_speculative import prompts, request_body
 
 DEFAULT_SAMPLING = LLMSettings().local_sampling
 CONFIGS: dict[str, dict[str, Any]] = {
@@ -46,17 +46,7 @@ async def measure(cases: list[dict[str, Any]], path: Path) -> list[dict[str, Any
             for label, sampling in CONFIGS.items():
                 rows = []
                 for case in cases:
-                    body = {
-                        "model": "m",
-                        "messages": case["messages"],
-                        "max_tokens": 400,
-                        "seed": 0,
-                        "response_format": {
-                            "type": "json_schema",
-                            "json_schema": {"name": "answer", "schema": case["schema"]},
-                        },
-                        **sampling,
-                    }
+                    body = request_body(case, max_tokens=400, **sampling)
                     for _ in range(2):
                         answer = (
                             await http.post(f"{client.base_url}/chat/completions", json=body)

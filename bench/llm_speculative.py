@@ -68,6 +68,21 @@ def prompts(goals: list[str], root: Path) -> list[dict[str, Any]]:
     return found
 
 
+def request_body(case: dict[str, Any], *, max_tokens: int, **sampling: Any) -> dict[str, Any]:
+    """A chat request for one prompt of `prompts`, its answer constrained by its schema."""
+    return {
+        "model": "m",
+        "messages": case["messages"],
+        "max_tokens": max_tokens,
+        "seed": 0,
+        "response_format": {
+            "type": "json_schema",
+            "json_schema": {"name": "answer", "schema": case["schema"]},
+        },
+        **sampling,
+    }
+
+
 class _Unused(EmbeddedModel):
     """Building a prompt needs a model's context window, nothing else."""
 
@@ -86,17 +101,7 @@ async def measure(config: str, cases: list[dict[str, Any]], path: Path) -> dict[
     try:
         async with httpx2.AsyncClient(timeout=600) as http:
             for case in cases:
-                body = {
-                    "model": "m",
-                    "messages": case["messages"],
-                    "max_tokens": 500,
-                    "temperature": 0,
-                    "seed": 0,
-                    "response_format": {
-                        "type": "json_schema",
-                        "json_schema": {"name": "answer", "schema": case["schema"]},
-                    },
-                }
+                body = request_body(case, max_tokens=500, temperature=0)
                 for _ in range(2):  # the second is counted: its prompt comes from the cache
                     answer = (
                         await http.post(f"{client.base_url}/chat/completions", json=body)

@@ -54,8 +54,8 @@ from autonoma.redact import HIDDEN, redact
 from autonoma.runtime.budget import BudgetLimits
 from autonoma.runtime.export import FORMATS, trajectories
 from autonoma.runtime.inputs import InputFileError, read_input
-from autonoma.runtime.lease import holder_alive
-from autonoma.runtime.store import RunBusy, RunRecord, RunStore, default_home
+from autonoma.runtime.lease import ensure_free
+from autonoma.runtime.store import RunRecord, RunStore, default_home
 from autonoma.tools.settings import TOOL_GROUPS, ToolSettings
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="autonoma: autonomous agents")
@@ -492,9 +492,7 @@ def resume(
     record = store.get_run(run_id)
     if record.status == "completed":
         raise AutonomaError(f"run {run_id} is already completed; start a new one with run")
-    held = store.lease_of(run_id)
-    if held is not None and holder_alive(held):  # said before its settings are touched
-        raise RunBusy(run_id, held)
+    ensure_free(store, run_id)  # said before its settings are touched
     settings = RunSettings.stored(record.settings)
     settings.limits = limits_from(max_steps, max_tokens, budget_usd, max_minutes, settings.limits)
     if model is not None:

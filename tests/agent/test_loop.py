@@ -21,7 +21,7 @@ from autonoma.llm.base import CompletionRequest
 from autonoma.llm.types import Message
 from autonoma.runtime.budget import BudgetLimits
 from autonoma.runtime.store import EventRecord, RunStore, StepRecord
-from autonoma.tools import Risk, tool
+from autonoma.tools import Risk, ToolRegistry, tool
 
 IDENTITY = AgentIdentity(
     name="HaikuGPT", role="an AI that writes haiku", goals=["Write a haiku about autumn"]
@@ -394,7 +394,10 @@ async def test_an_interrupted_step_is_reported_never_rerun(store: RunStore, tmp_
     assert second.command == "task_complete"
 
 
-async def test_cancelling_stops_the_run_resumably(store: RunStore, tmp_path: Path) -> None:
+async def cancelled_mid_tool(
+    store: RunStore, tmp_path: Path, goal: str
+) -> tuple[Any, ScriptedModel, ToolRegistry]:
+    """A run stopped by cancellation while its first command (a minute-long wait) runs."""
     gate = asyncio.Event()
 
     @tool(risk=Risk.READ, timeout_s=120)
@@ -409,13 +412,18 @@ async def test_cancelling_stops_the_run_resumably(store: RunStore, tmp_path: Pat
     model = ScriptedModel([act("wait_a_minute")])
     settings = RunSettings(checks=False, model="scripted", continuous=True, memory=False)
     run, _ = await create_run(
-        store, model, "wait", settings, workspace=tmp_path / "ws", identity=IDENTITY
+        store, model, goal, settings, workspace=tmp_path / "ws", identity=IDENTITY
     )
     task = asyncio.create_task(run_agent(store, model, run, tools=tools))
     await gate.wait()
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
+    return run, model, tools
+
+
+async def test_cancelling_stops_the_run_resumably(store: RunStore, tmp_path: Path) -> None:
+    run, _, _ = await cancelled_mid_tool(store, tmp_path, "wait")
     assert store.get_run(run.id).status == "stopped"
     assert store.steps(run.id)[0].status == "running"  # resume will report it interrupted
 
@@ -493,27 +501,7 @@ async def test_the_files_found_at_the_start_are_shown_once_and_kept_on_resume(
     workspace.mkdir()
     (workspace / "poem.txt").write_text("roses are red\nviolets are blue\n")
     (workspace / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0" + bytes(100))
-    gate = asyncio.Event()
-
-    @tool(risk=Risk.READ, timeout_s=120)
-    async def wait_a_minute() -> str:
-        """Wait a minute."""
-        gate.set()
-        await asyncio.sleep(60)
-        return "waited"
-
-    tools = default_tools()
-    tools.add(wait_a_minute)
-    model = ScriptedModel([act("wait_a_minute")])
-    settings = RunSettings(checks=False, model="scripted", continuous=True, memory=False)
-    run, _ = await create_run(
-        store, model, "count", settings, workspace=workspace, identity=IDENTITY
-    )
-    task = asyncio.create_task(run_agent(store, model, run, tools=tools))
-    await gate.wait()
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
+    run, model, tools = await cancelled_mid_tool(store, tmp_path, "count")
     system = model.requests[0].messages[0].content
     assert "poem.txt:\n    roses are red\n    violets are blue" in system
     assert "logo.png: (binary, 111 bytes)" in system

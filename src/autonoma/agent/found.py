@@ -10,12 +10,17 @@ READ_BYTES = 200_000  # of each file, to show its first lines and count all of t
 
 
 def file_heads(
-    workspace: Workspace, *, most: int = 12, lines: int = 6, width: int = 120
+    workspace: Workspace,
+    *,
+    most: int = 12,
+    lines: int = 6,
+    width: int = 120,
+    names: list[str] | None = None,
 ) -> list[str]:
-    """The workspace's first `most` files, each with its first lines, indented, and how many
-    lines it has in all when not all are shown."""
+    """The workspace's first `most` files (of `names`, if the caller has listed them), each
+    with its first lines, indented, and how many lines it has in all when not all are shown."""
     shown = []
-    for name in workspace.files()[:most]:
+    for name in (workspace.files() if names is None else names)[:most]:
         try:
             found = workspace.read(name, READ_BYTES)
         except (OSError, WorkspaceError):
@@ -34,14 +39,14 @@ def file_heads(
 def found_at_start(workspace: Workspace, *, budget: int = 2400) -> str:
     """The files as the run found them, whole where they are short, inside `budget`
     characters; "" for an empty workspace."""
-    heads = file_heads(workspace, most=10, lines=15)
+    names = workspace.files()  # one walk, for the heads and the count
+    heads = file_heads(workspace, most=10, lines=15, names=names)
     kept, used = [], 0
     for head in heads:
         if used + len(head) > budget:
             break
         kept.append(head)
         used += len(head)
-    total = len(workspace.files())
-    if kept and total > len(kept):
-        kept.append(f"... and {total - len(kept)} more files")
+    if kept and len(names) > len(kept):
+        kept.append(f"... and {len(names) - len(kept)} more files")
     return "\n".join(kept)

@@ -13,7 +13,7 @@ import socket
 import time
 from collections.abc import AsyncIterator
 
-from autonoma.runtime.store import Lease, LeaseHolder, RunStore
+from autonoma.runtime.store import Lease, LeaseHolder, RunBusy, RunStore
 
 HEARTBEAT_S = 15.0  # how often a driver says it is alive
 STALE_S = 120.0  # a holder silent this long is gone, even if a process has its pid
@@ -47,6 +47,14 @@ def _zombie(pid: int) -> bool:
             return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
     except (OSError, IndexError):
         return False
+
+
+def ensure_free(store: RunStore, run_id: str, *, stale_after: float = STALE_S) -> None:
+    """RunBusy if a live driver holds the run: for a command to say so before it changes the
+    run's settings (`driving` takes the lease itself, with the same test)."""
+    held = store.lease_of(run_id)
+    if held is not None and holder_alive(held, stale_after=stale_after):
+        raise RunBusy(run_id, held)
 
 
 @contextlib.asynccontextmanager
