@@ -71,8 +71,11 @@ def test_a_holder_that_is_gone_is_taken_over(tmp_path: Path) -> None:
     assert not holder_alive(held_by(store, run_id, ended.pid, here))  # its process ended
 
     zombie = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
-    os.kill(zombie.pid, signal.SIGKILL)
-    time.sleep(0.3)  # killed, not yet waited for: a zombie still has its pid
+    os.kill(zombie.pid, signal.SIGKILL)  # killed, not yet waited for: a zombie keeps its pid
+    for _ in range(1000):  # a liveness bound, not a timing: until the kernel has reaped it
+        if Path(f"/proc/{zombie.pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+            break
+        time.sleep(0.01)
     try:
         assert not holder_alive(held_by(store, run_id, zombie.pid, here))
     finally:
