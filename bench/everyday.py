@@ -19,7 +19,11 @@ otherwise), `incomplete` (the run stopped with its own checks failing), `error` 
 failed or the run raised).
 
     python bench/everyday.py --label after [--actions json|code] [--goals a,b]
-        [--max-steps 10] [--seed 0] [--model qwen2.5-coder-1.5b]
+        [--max-steps 10] [--seed 0] [--model qwen2.5-coder-1.5b] [--fresh-model]
+
+`--fresh-model` opens the model anew for each goal, as each `autonoma run` does: the server
+starts, restores the prompt caches an earlier process kept (docs/llm.md) and saves its own
+at the end. Without it one server serves every goal and its caches stay in memory.
     python bench/everyday.py --costs-of bench/results/everyday_before.json
     python bench/everyday.py --label before_part --from bench/results/everyday_before.json \
         --goals a,b
@@ -307,6 +311,7 @@ async def main() -> None:
     parser.add_argument("--goals", default=",".join(g.name for g in GOALS))
     parser.add_argument("--actions", choices=["json", "code"], default=None)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--fresh-model", action="store_true", help="a new server each goal")
     args = parser.parse_args()
     spec = f"local:{args.model}"
     if args.costs_of:
@@ -325,6 +330,7 @@ async def main() -> None:
         "max_steps": args.max_steps,
         "seed": args.seed,
         "actions": args.actions or "json",
+        "fresh_model": args.fresh_model,
     }
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="autonoma-everyday-") as tmp:
@@ -332,6 +338,9 @@ async def main() -> None:
         model = open_model(spec)
         try:
             for goal in goals:
+                if args.fresh_model:
+                    await model.aclose()
+                    model = open_model(spec)
                 row = await run_goal(model, spec, goal, args, Path(tmp))
                 rows.append(row)
                 print(

@@ -92,3 +92,36 @@ async def test_token_counts_come_from_the_models_own_tokenizer(smollm_path):
     assert tokens and all(isinstance(t, int) for t in tokens)
     assert "Count these tokens, please." in prompt and prompt != messages[0]["content"]
     assert counted == answer.usage.prompt_tokens  # the same count the server charges
+
+
+async def test_prompt_caches_are_kept_from_one_process_to_the_next(smollm_path, tmp_path):
+    settings = LLMSettings(local_context=2048, local_slots=1)
+    messages = [
+        {"role": "system", "content": "You are a terse assistant who names colours. " * 12},
+        {"role": "user", "content": "Name a colour."},
+    ]
+
+    async def first_answer() -> int:
+        model = EmbeddedModel(smollm_path, settings=settings, keep_prompts_in=tmp_path)
+        try:
+            answer = await model.request(messages, max_tokens=4, temperature=0)
+        finally:
+            await model.aclose()
+        return answer.usage.cached_tokens
+
+    assert await first_answer() == 0  # nothing kept yet: computed from scratch
+    (kept,) = list(tmp_path.glob("*/slot-0.bin"))
+    assert kept.stat().st_size > 0 and not list(tmp_path.glob("*/*.part"))
+    assert await first_answer() > 100  # a new server's first request starts from the kept state
+
+    kept.write_bytes(kept.read_bytes()[:1000])  # torn: the server starts cold and forgets it
+    assert await first_answer() == 0
+    assert kept.stat().st_size > 1000  # and keeps a whole state again at its close
+
+    other = EmbeddedModel(smollm_path, settings=settings, keep_prompts_in=tmp_path / "off")
+    await other.request(messages, max_tokens=4, temperature=0)  # a different folder: cold
+    await other.aclose()
+    unkept = EmbeddedModel(smollm_path, settings=settings)
+    await unkept.request(messages, max_tokens=4, temperature=0)
+    await unkept.aclose()
+    assert len(list(tmp_path.rglob("slot-*.bin"))) == 2  # ours and "off"'s; none unasked

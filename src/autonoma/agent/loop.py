@@ -600,8 +600,10 @@ class Agent:
         return await self.memory.recollection(task)
 
     def system_prompt(self, run: RunRecord, identity: AgentIdentity) -> str:
-        """The run's fixed instructions: who, the goals, the commands. Nothing in it changes
-        from step to step, so a prompt cache keeps it (what changes is in `closing`)."""
+        """The run's fixed instructions. Nothing in it changes from step to step, so a prompt
+        cache keeps it (what changes is in `closing`); and what every run shares (the commands,
+        the answer's form) comes before what is this run's (who, the task, the goals, the
+        files found), so a run's first step starts from the cache an earlier run left."""
         code = self.config.actions == "code"
         return render(
             "autonoma.agent",
@@ -611,6 +613,7 @@ class Agent:
             tools=self._offered,
             functions=[line for _, line in functions(self._in_programs()).values()] if code else [],
             approval=not self.config.continuous,
+            code=code,
             outside=self._outside_from is not None,
             found=fence(self._found, f"{run.id}:found") if self._found else "",
         )

@@ -20,6 +20,7 @@ import httpx2
 
 from autonoma.errors import ModelError, ModelNotFound
 from autonoma.llm.base import Capabilities, CompletionRequest, Model, RawCompletion
+from autonoma.llm.kept_prompts import KeptPrompts, kept_prompts_dir
 from autonoma.llm.openai_compat import OpenAICompatModel
 from autonoma.llm.pricing import FREE
 from autonoma.llm.settings import LLMSettings
@@ -44,7 +45,10 @@ class EmbeddedModel(Model):
         context: int | None = None,
         slots: int | None = None,
         threads: int | None = None,
+        keep_prompts_in: Path | None = None,
     ) -> None:
+        """`keep_prompts_in`: a folder where the slots' prompt caches are kept between
+        processes (kept_prompts.py); None keeps them only while the server runs."""
         settings = settings or LLMSettings()
         super().__init__(
             name or f"local:{path}",
@@ -61,6 +65,9 @@ class EmbeddedModel(Model):
         self._client: OpenAICompatModel | None = None
         self._slots = SlotMap(self.slots)
         self._lock = asyncio.Lock()
+        self._keep_prompts_in = keep_prompts_in
+        self._kept: KeptPrompts | None = None
+        self._served: set[int] = set()  # slots whose prompt cache changed since the start
 
     @property
     def context_window(self) -> int:
@@ -75,6 +82,8 @@ class EmbeddedModel(Model):
         async with self._lock:
             if self._client is None:
                 address = await asyncio.to_thread(self._start_server)
+                if self._kept is not None:
+                    await self._kept.restore(address, self.slots, self.settings.timeout_s)
                 self._client = OpenAICompatModel(
                     self.model_id,
                     base_url=f"{address}/v1",
@@ -104,6 +113,10 @@ class EmbeddedModel(Model):
         params.cpuparams_batch.n_threads = self.threads
         params.cache_prompt = True
         params.verbosity = -1  # llama.cpp logs every slot event to stderr otherwise
+        if self._keep_prompts_in is not None:
+            where = kept_prompts_dir(self._keep_prompts_in, self.path, self.context, self.slots)
+            self._kept = KeptPrompts(where)
+            params.slot_save_path = self._kept.save_path
         _speculate(params, xllamacpp, self.settings)
         try:
             self._server = xllamacpp.Server(params)
@@ -143,17 +156,26 @@ class EmbeddedModel(Model):
     async def _complete(self, request: CompletionRequest) -> RawCompletion:
         client = await self.start()
         with self._slots.serving(request.lane) as slot:
+            self._serves(slot)
             return await client._complete(_in_slot(request, slot))
 
     async def _stream(self, request: CompletionRequest) -> AsyncIterator[str | RawCompletion]:
         client = await self.start()
         with self._slots.serving(request.lane) as slot:
+            self._serves(slot)
             async for piece in client._stream(_in_slot(request, slot)):
                 yield piece
+
+    def _serves(self, slot: int | None) -> None:
+        self._served.update(range(self.slots) if slot is None else [slot])
 
     async def aclose(self) -> None:
         async with self._lock:
             if self._client is not None:
+                if self._kept is not None and self._served:
+                    base = self._client.base_url.removesuffix("/v1")
+                    await self._kept.save(base, self._served, self.settings.timeout_s)
+                    self._served.clear()
                 await self._client.aclose()
                 self._client = None
             self._server = None  # its destructor stops llama.cpp's threads

@@ -27,6 +27,7 @@ def open_model(
     settings = settings or LLMSettings()
     opts = parsed.options
     if parsed.provider == "local":
+        kept = ModelStore(settings.cache_dir).cache_dir / "prompt-states"
         if parsed.is_path:
             path = Path(parsed.target).expanduser()
             context = int(opts["context"]) if "context" in opts else None
@@ -43,6 +44,7 @@ def open_model(
             context=context,
             slots=int(opts["slots"]) if "slots" in opts else None,
             threads=int(opts["threads"]) if "threads" in opts else None,
+            keep_prompts_in=kept if settings.local_keep_prompts else None,
         )
     capabilities = Capabilities(
         json_schema=opts.get("structured", "json_schema") == "json_schema",
