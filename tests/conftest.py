@@ -55,6 +55,8 @@ def fast_settings() -> LLMSettings:
     return LLMSettings(
         timeout_s=2.0,
         connect_timeout_s=1.0,
+        first_byte_timeout_s=2.0,
+        idle_timeout_s=2.0,
         max_attempts=3,
         backoff_base_s=0.01,
         backoff_max_s=0.05,

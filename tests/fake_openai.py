@@ -140,7 +140,7 @@ class FakeOpenAI:
         extra = {"timings": behaviour["timings"]} if "timings" in behaviour else {}
         if body.get("stream"):
             return StreamingResponse(
-                _sse(body, message, finish, usage), media_type="text/event-stream"
+                _sse(body, message, finish, usage | extra), media_type="text/event-stream"
             )
         return JSONResponse(
             {
@@ -156,8 +156,12 @@ class FakeOpenAI:
 
 
 async def _sse(
-    body: dict[str, Any], message: dict[str, Any], finish: str, usage: dict[str, int]
+    body: dict[str, Any], message: dict[str, Any], finish: str, usage: dict[str, Any]
 ) -> AsyncIterator[str]:
+    """The answer as OpenAI streams it: text a few characters a chunk (larger chunks for a
+    long text), a refusal, tool calls (name first, arguments in pieces), then the finish and
+    a last chunk with the usage (and llama.cpp's timings, which it sends there)."""
+
     def chunk(delta: dict[str, Any], finish_reason: str | None, **extra: Any) -> str:
         data = {
             "id": "chatcmpl-fake",
@@ -170,14 +174,27 @@ async def _sse(
         return f"data: {json.dumps(data)}\n\n"
 
     content = message.get("content") or ""
-    for start in range(0, len(content), 3):
-        yield chunk({"content": content[start : start + 3]}, None)
+    size = max(3, len(content) // 1000)
+    for start in range(0, len(content), size):
+        yield chunk({"content": content[start : start + size]}, None)
+    if message.get("refusal"):
+        yield chunk({"refusal": message["refusal"]}, None)
+    for index, call in enumerate(message.get("tool_calls") or []):
+        function = call["function"]
+        head = {"id": call["id"], "type": "function", "function": {"name": function["name"]}}
+        yield chunk({"tool_calls": [{"index": index, **head}]}, None)
+        arguments = function["arguments"] or ""
+        for start in range(0, len(arguments), 8):
+            piece = {"arguments": arguments[start : start + 8]}
+            yield chunk({"tool_calls": [{"index": index, "function": piece}]}, None)
     yield chunk({}, finish)
+    timings = usage.pop("timings", None)
     final = {
         "id": "chatcmpl-fake",
         "object": "chat.completion.chunk",
         "choices": [],
         "usage": usage,
+        **({"timings": timings} if timings else {}),
     }
     yield f"data: {json.dumps(final)}\n\n"
     yield "data: [DONE]\n\n"

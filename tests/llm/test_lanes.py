@@ -64,7 +64,13 @@ async def test_the_lane_reaches_the_server_as_the_provider_names_it(
     assert "id_slot" not in fake_openai.requests[1]
     plain = OpenAICompatModel("m", base_url=fake_openai.base_url, settings=fast_settings)
     await plain.in_lane("run:a").request(MESSAGES)  # an unknown server gets no unknown field
-    assert set(fake_openai.requests[2]) == {"model", "messages", "max_tokens"}
+    assert set(fake_openai.requests[2]) == {
+        "model",
+        "messages",
+        "max_tokens",
+        "stream",
+        "stream_options",
+    }
     openai = OpenAICompatModel("gpt-4o-mini", base_url=DEFAULT_BASE_URL, api_key="k")
     request = replace(openai._plan_call(MESSAGES, None, None, None, None), lane="run:a")
     assert openai._arguments(request)["extra_body"] == {"prompt_cache_key": "run:a"}

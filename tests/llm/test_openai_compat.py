@@ -140,8 +140,8 @@ async def test_invalid_json_schema_is_refused_before_any_call(fake_openai, fast_
 
 async def test_a_stalled_connection_times_out_and_is_reported(fake_openai, fast_settings):
     fake_openai.default = {"stall": 30}
-    settings = fast_settings.model_copy(update={"timeout_s": 0.3, "max_attempts": 2})
-    with pytest.raises(ModelUnavailable, match="no answer within 0.3s"):
+    settings = fast_settings.model_copy(update={"first_byte_timeout_s": 0.3, "max_attempts": 2})
+    with pytest.raises(ModelUnavailable, match="no answer began within 0.3s"):
         await model_for(fake_openai, settings).request(MESSAGES)
     assert len(fake_openai.requests) == 2
 

@@ -270,7 +270,9 @@ async def test_fork_bomb_is_stopped(ws: Workspace) -> None:
             results[name] = await bomb()
             continue
         results[name], peak = await with_peak_processes(bomb())
-        assert 1 < peak <= 16, name
+        # sampled from /proc while thousands of forks fail: a child that has exited but is
+        # not yet reaped can be seen beside the sixteenth (17 seen once, under load)
+        assert 1 < peak <= 17, name
         # the killed namespace's processes go within moments; counted together with the next
         # bomb's they once made 17 under load
         assert await gone(sandbox_uid_processes), name

@@ -2,18 +2,29 @@
 
 This module is the one owner of retries: the SDK's own retries are switched off
 (`max_retries=0`) so that waits are not stacked and `Retry-After` is honoured once.
+
+Every answer is streamed, also when the caller wants it whole, so that time is limited in two
+ways that tell a dead server from a slow model: the server must begin answering (send its
+headers) within `first_byte_timeout_s`, and then say something at least every
+`idle_timeout_s` (a token, or llama.cpp's keep-alive every 30 s while it reads a long prompt).
+The whole answer has no limit: a local model writing two tokens a second is never cut, and a
+hung server is found in under a minute. A server that ignores `stream` and answers whole is
+understood too.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
 import httpx2
 import openai
+from openai._models import construct_type  # the SDK's own lenient reading of a response
+from openai.types.chat import ChatCompletion
 
 from autonoma.errors import (
     ConfigError,
@@ -23,6 +34,7 @@ from autonoma.errors import (
     SchemaUnsupported,
 )
 from autonoma.llm.base import (
+    CHARS_A_TOKEN,
     Capabilities,
     CompletionRequest,
     Model,
@@ -118,8 +130,9 @@ class OpenAICompatModel(Model):
                     event_hooks={"request": [_traced]},
                     transport=BoundedTransport(httpx2.AsyncHTTPTransport()),
                 ),
+                # between two reads of a streamed answer; the wait for its start is first_byte's
                 timeout=openai.Timeout(
-                    self.settings.timeout_s, connect=self.settings.connect_timeout_s
+                    self.settings.idle_timeout_s, connect=self.settings.connect_timeout_s
                 ),
             )
             self._client_loop = loop
@@ -198,8 +211,16 @@ class OpenAICompatModel(Model):
                     "it answered with a body that is not JSON text (empty, not UTF-8, or "
                     "nested too deep); is the URL the server's OpenAI-compatible address?",
                 ) from None
-            except openai.APITimeoutError:
-                reason = f"no answer within {self.settings.timeout_s:g}s"
+            except _NoFirstByte:
+                reason = f"no answer began within {self.settings.first_byte_timeout_s:g}s"
+                delay = self.retry.backoff(attempt)
+            except (openai.APITimeoutError, httpx2.TimeoutException) as err:
+                cause = err.__cause__ if isinstance(err, openai.APITimeoutError) else err
+                reason = (
+                    f"cannot connect within {self.settings.connect_timeout_s:g}s"
+                    if isinstance(cause, httpx2.ConnectTimeout)
+                    else f"the answer stopped: nothing came for {self.settings.idle_timeout_s:g}s"
+                )
                 delay = self.retry.backoff(attempt)
             except openai.APIConnectionError as err:
                 if isinstance(err.__cause__, UnreadableAnswer):
@@ -224,6 +245,9 @@ class OpenAICompatModel(Model):
                         f"{self.retry.max_retry_after_s:g}s allowed",
                     ) from err
                 delay = wait if wait is not None else self.retry.backoff(attempt)
+            except httpx2.TransportError as err:  # the connection broke off mid-answer
+                reason = f"the answer broke off ({type(err).__name__}: {err})"
+                delay = self.retry.backoff(attempt)
             if attempt < self.retry.max_attempts:
                 await asyncio.sleep(delay)
         raise ModelUnavailable(self.endpoint, f"{reason}, after {self.retry.max_attempts} attempts")
@@ -231,12 +255,120 @@ class OpenAICompatModel(Model):
     # -- completions --------------------------------------------------------------------------
 
     async def _complete(self, request: CompletionRequest) -> RawCompletion:
-        args = self._arguments(request)
-        response = await self._call(request, lambda: self._http().chat.completions.create(**args))
+        args = self._streamed(request)
+        return await self._call(request, lambda: self._whole_answer(args))
+
+    async def _stream(self, request: CompletionRequest) -> AsyncIterator[str | RawCompletion]:
+        args = self._streamed(request)
+        raw = await self._call(request, lambda: self._begin(args))
         try:
-            return self._completion_of(response)
+            async for piece in self._read(raw, args["max_tokens"]):
+                yield piece
+        except (openai.APIError, httpx2.HTTPError, UnreadableAnswer) as err:
+            raise ModelUnavailable(self.endpoint, f"the stream broke off: {err}") from err
+
+    def _streamed(self, request: CompletionRequest) -> dict[str, Any]:
+        return {
+            **self._arguments(request),
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+
+    async def _begin(self, args: dict[str, Any]) -> Any:
+        """Send the request; the raw response once the server has begun answering."""
+        create = self._http().chat.completions.with_raw_response.create(**args)
+        try:
+            return await asyncio.wait_for(create, self.settings.first_byte_timeout_s)
+        except TimeoutError:
+            raise _NoFirstByte from None
+
+    async def _whole_answer(self, args: dict[str, Any]) -> RawCompletion:
+        raw = await self._begin(args)
+        answer: RawCompletion | None = None
+        async for piece in self._read(raw, args["max_tokens"]):
+            if isinstance(piece, RawCompletion):
+                answer = piece
+        assert answer is not None  # _read ends with the whole answer
+        return answer
+
+    async def _read(self, raw: Any, max_tokens: int) -> AsyncIterator[str | RawCompletion]:
+        """The answer's text as it arrives, then the whole answer. Reading stops once the
+        answer is far longer than its tokens allow (`bounded` then cuts it)."""
+        if "text/event-stream" not in raw.headers.get("content-type", ""):
+            yield self._unstreamed(await raw.http_response.aread())
+            return
+        limit = max(4096, max_tokens * CHARS_A_TOKEN)
+        read = 0
+        stream = raw.parse()
+        text: list[str] = []
+        calls: dict[int, RawToolCall] = {}
+        finish: FinishReason = "other"
+        usage: Usage | None = None
+        refusal: str | None = None
+        model: str | None = None
+        try:
+            async for chunk in stream:
+                model = model or getattr(chunk, "model", None) or None
+                if chunk.usage is not None:
+                    usage = _usage(chunk)
+                for choice in chunk.choices:
+                    delta = choice.delta
+                    if delta.content:
+                        text.append(delta.content)
+                        yield delta.content
+                    if getattr(delta, "refusal", None):
+                        refusal = (refusal or "") + str(delta.refusal)
+                    for tc in delta.tool_calls or []:
+                        slot = calls.setdefault(tc.index, RawToolCall(id="", name="", arguments=""))
+                        if tc.id:
+                            slot.id = tc.id
+                        if tc.function and tc.function.name:
+                            slot.name += tc.function.name
+                        if tc.function and tc.function.arguments:
+                            slot.arguments += tc.function.arguments
+                    if choice.finish_reason:
+                        finish = _FINISH.get(choice.finish_reason, "other")
+                    read += len(delta.content or "") + sum(
+                        len(tc.function.arguments or "")
+                        for tc in delta.tool_calls or []
+                        if tc.function
+                    )
+                if read > limit:
+                    finish = "length"
+                    await stream.close()
+                    break
+        except (AttributeError, TypeError, KeyError, IndexError, ValueError, RecursionError):
+            raise ModelUnavailable(self.endpoint, _not_a_completion(stream)) from None
+        yield RawCompletion(
+            text="".join(text),
+            finish_reason=finish,
+            usage=usage,
+            tool_calls=[calls[i] for i in sorted(calls)],
+            refusal=refusal,
+            model=model,
+        )
+
+    def _unstreamed(self, body: bytes) -> RawCompletion:
+        """A server that answered whole although asked to stream, read as the SDK reads
+        a whole answer."""
+        try:
+            text = body.decode("utf-8")
+        except UnicodeDecodeError:
+            text = ""
+        try:
+            data = json.loads(text)
+        except (ValueError, RecursionError):
+            if not text.strip() or text.lstrip().startswith(("[", "{")):
+                raise ModelUnavailable(
+                    self.endpoint,
+                    "it answered with a body that is not JSON text (empty, not UTF-8, or "
+                    "nested too deep); is the URL the server's OpenAI-compatible address?",
+                ) from None
+            raise ModelUnavailable(self.endpoint, _not_a_completion(text)) from None
+        try:
+            return self._completion_of(construct_type(type_=ChatCompletion, value=data))
         except (AttributeError, TypeError, KeyError, IndexError, ValueError):
-            raise ModelUnavailable(self.endpoint, _not_a_completion(response)) from None
+            raise ModelUnavailable(self.endpoint, _not_a_completion(text)) from None
 
     def _completion_of(self, response: Any) -> RawCompletion:
         if not response.choices:
@@ -257,47 +389,9 @@ class OpenAICompatModel(Model):
             model=response.model or None,
         )
 
-    async def _stream(self, request: CompletionRequest) -> AsyncIterator[str | RawCompletion]:
-        args = {**self._arguments(request), "stream": True}
-        args["stream_options"] = {"include_usage": True}
-        stream = await self._call(request, lambda: self._http().chat.completions.create(**args))
-        text: list[str] = []
-        calls: dict[int, RawToolCall] = {}
-        finish: FinishReason = "other"
-        usage: Usage | None = None
-        refusal: str | None = None
-        try:
-            async for chunk in stream:
-                if chunk.usage is not None:
-                    usage = _usage(chunk)
-                for choice in chunk.choices:
-                    delta = choice.delta
-                    if delta.content:
-                        text.append(delta.content)
-                        yield delta.content
-                    if getattr(delta, "refusal", None):
-                        refusal = (refusal or "") + str(delta.refusal)
-                    for tc in delta.tool_calls or []:
-                        slot = calls.setdefault(tc.index, RawToolCall(id="", name="", arguments=""))
-                        if tc.id:
-                            slot.id = tc.id
-                        if tc.function and tc.function.name:
-                            slot.name += tc.function.name
-                        if tc.function and tc.function.arguments:
-                            slot.arguments += tc.function.arguments
-                    if choice.finish_reason:
-                        finish = _FINISH.get(choice.finish_reason, "other")
-        except (openai.APIError, httpx2.HTTPError, UnreadableAnswer) as err:
-            raise ModelUnavailable(self.endpoint, f"the stream broke off: {err}") from err
-        except (AttributeError, TypeError, KeyError, IndexError, ValueError):
-            raise ModelUnavailable(self.endpoint, _not_a_completion(stream)) from None
-        yield RawCompletion(
-            text="".join(text),
-            finish_reason=finish,
-            usage=usage,
-            tool_calls=[calls[i] for i in sorted(calls)],
-            refusal=refusal,
-        )
+
+class _NoFirstByte(Exception):
+    """The server did not begin its answer in time."""
 
 
 async def _traced(request: httpx2.Request) -> None:

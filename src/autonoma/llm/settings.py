@@ -13,8 +13,25 @@ from autonoma.llm.pricing import Price
 class LLMSettings(BaseModel):
     """Everything the LLM layer can be told. Defaults suit a laptop and a hosted API alike."""
 
-    timeout_s: float = Field(120.0, gt=0, description="seconds to wait for an answer")
+    timeout_s: float = Field(
+        120.0,
+        gt=0,
+        description="seconds to wait for a reply that is not streamed (the embedded server's "
+        "tokenizer and prompt states); chat answers are limited by the two below",
+    )
     connect_timeout_s: float = Field(10.0, gt=0)
+    first_byte_timeout_s: float = Field(
+        12.0,
+        gt=0,
+        description="seconds for a server to begin its answer; answers are streamed, so a "
+        "live server begins at once and a hung one is found by this limit",
+    )
+    idle_timeout_s: float = Field(
+        45.0,
+        gt=0,
+        description="seconds of silence allowed inside an answer (llama.cpp sends a keep-alive "
+        "every 30 s while it reads a long prompt); the whole answer has no time limit",
+    )
     max_attempts: int = Field(
         4, ge=1, description="tries per request on 429, 5xx and lost connections"
     )
