@@ -5,6 +5,9 @@ Each request takes the next behaviour from `script` (or `default` when the scrip
     {"tool_calls": [{"name": ..., "arguments": "..."}]} a native tool call
     {"status": 429, "retry_after": "2"}                 an error status, with Retry-After
     {"stall": 5.0}                                      accept, then say nothing for 5 s
+    {"content": "...", "pause": 0.2}                    streamed, 0.2 s between chunks
+    {"content": "...", "silence": 30}                   streamed: headers, then 30 s of nothing
+    {"content": "...", "keepalive": [5, 0.2]}           streamed: 5 keep-alives 0.2 s apart first
     {"refusal": "I can't help with that"}               an OpenAI refusal
     {"content": "...", "usage": {...}, "timings": {...}} the usage given, llama.cpp's timings
     {"raw": b"...", "headers": {...}}                  these bytes and headers, status 200
@@ -139,9 +142,8 @@ class FakeOpenAI:
         )
         extra = {"timings": behaviour["timings"]} if "timings" in behaviour else {}
         if body.get("stream"):
-            return StreamingResponse(
-                _sse(body, message, finish, usage | extra), media_type="text/event-stream"
-            )
+            chunks = _sse(body, message, finish, usage | extra)
+            return StreamingResponse(_paced(chunks, behaviour), media_type="text/event-stream")
         return JSONResponse(
             {
                 "id": "chatcmpl-fake",
@@ -153,6 +155,22 @@ class FakeOpenAI:
                 **extra,
             }
         )
+
+
+async def _paced(chunks: AsyncIterator[str], behaviour: dict[str, Any]) -> AsyncIterator[str]:
+    """The chunks as a slow, hung or busy server sends them (llama.cpp's keep-alive while it
+    reads a long prompt is an SSE comment line)."""
+    if "silence" in behaviour:
+        yield ":\n\n"
+        await asyncio.sleep(behaviour["silence"])
+    count, interval = behaviour.get("keepalive", (0, 0))
+    for _ in range(count):
+        yield ":\n\n"
+        await asyncio.sleep(interval)
+    async for chunk in chunks:
+        yield chunk
+        if behaviour.get("pause"):
+            await asyncio.sleep(behaviour["pause"])
 
 
 async def _sse(

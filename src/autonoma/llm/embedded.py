@@ -20,7 +20,7 @@ import httpx2
 
 from autonoma.errors import ModelError, ModelNotFound
 from autonoma.llm.base import Capabilities, CompletionRequest, Model, RawCompletion
-from autonoma.llm.kept_prompts import KeptPrompts, kept_prompts_dir
+from autonoma.llm.kept_prompts import KeptPrompts, family_of, kept_prompts_dir
 from autonoma.llm.openai_compat import OpenAICompatModel
 from autonoma.llm.pricing import FREE
 from autonoma.llm.settings import LLMSettings
@@ -67,7 +67,6 @@ class EmbeddedModel(Model):
         self._lock = asyncio.Lock()
         self._keep_prompts_in = keep_prompts_in
         self._kept: KeptPrompts | None = None
-        self._served: set[int] = set()  # slots whose prompt cache changed since the start
 
     @property
     def context_window(self) -> int:
@@ -82,8 +81,6 @@ class EmbeddedModel(Model):
         async with self._lock:
             if self._client is None:
                 address = await asyncio.to_thread(self._start_server)
-                if self._kept is not None:
-                    await self._kept.restore(address, self.slots, self.settings.timeout_s)
                 self._client = OpenAICompatModel(
                     self.model_id,
                     base_url=f"{address}/v1",
@@ -115,7 +112,7 @@ class EmbeddedModel(Model):
         params.verbosity = -1  # llama.cpp logs every slot event to stderr otherwise
         if self._keep_prompts_in is not None:
             where = kept_prompts_dir(self._keep_prompts_in, self.path, self.context, self.slots)
-            self._kept = KeptPrompts(where)
+            self._kept = KeptPrompts(where, self.settings.timeout_s)
             params.slot_save_path = self._kept.save_path
         _speculate(params, xllamacpp, self.settings)
         try:
@@ -156,26 +153,38 @@ class EmbeddedModel(Model):
     async def _complete(self, request: CompletionRequest) -> RawCompletion:
         client = await self.start()
         with self._slots.serving(request.lane) as slot:
-            self._serves(slot)
-            return await client._complete(_in_slot(request, slot))
+            kept = await self._before(client, request, slot)
+            answer = await client._complete(_in_slot(request, slot))
+            await self._after(client, kept)
+            return answer
 
     async def _stream(self, request: CompletionRequest) -> AsyncIterator[str | RawCompletion]:
         client = await self.start()
         with self._slots.serving(request.lane) as slot:
-            self._serves(slot)
+            kept = await self._before(client, request, slot)
             async for piece in client._stream(_in_slot(request, slot)):
                 yield piece
+            await self._after(client, kept)
 
-    def _serves(self, slot: int | None) -> None:
-        self._served.update(range(self.slots) if slot is None else [slot])
+    async def _before(
+        self, client: OpenAICompatModel, request: CompletionRequest, slot: int | None
+    ) -> tuple[int, str] | None:
+        """The request's slot and prompt family, if the slot is known and states are kept;
+        on the family's first request here, the state kept for it is loaded first."""
+        slot = 0 if self.slots == 1 else slot
+        if self._kept is None or slot is None:
+            return None
+        family = family_of(request.messages)
+        await self._kept.before(_root(client), slot, family)
+        return slot, family
+
+    async def _after(self, client: OpenAICompatModel, kept: tuple[int, str] | None) -> None:
+        if self._kept is not None and kept is not None:
+            await self._kept.after(_root(client), *kept)
 
     async def aclose(self) -> None:
         async with self._lock:
             if self._client is not None:
-                if self._kept is not None and self._served:
-                    base = self._client.base_url.removesuffix("/v1")
-                    await self._kept.save(base, self._served, self.settings.timeout_s)
-                    self._served.clear()
                 await self._client.aclose()
                 self._client = None
             self._server = None  # its destructor stops llama.cpp's threads
@@ -195,6 +204,10 @@ def _speculate(params: Any, xllamacpp: Any, settings: LLMSettings) -> None:
         return
     table = spec.ngram_simple if kind == "NGRAM_SIMPLE" else spec.ngram_map_k
     table.size_n, table.size_m = matched, drafted
+
+
+def _root(client: OpenAICompatModel) -> str:
+    return client.base_url.removesuffix("/v1")
 
 
 def _in_slot(request: CompletionRequest, slot: int | None) -> CompletionRequest:

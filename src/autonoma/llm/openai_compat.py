@@ -193,6 +193,7 @@ class OpenAICompatModel(Model):
 
     async def _call(self, request: CompletionRequest, send: Callable[[], Awaitable[T]]) -> T:
         reason = "no attempt was made"
+        timeouts = 0
         for attempt in range(1, self.retry.max_attempts + 1):
             slot = (
                 self.limiter.hold(self._token_estimate(request))
@@ -214,6 +215,7 @@ class OpenAICompatModel(Model):
             except _NoFirstByte:
                 reason = f"no answer began within {self.settings.first_byte_timeout_s:g}s"
                 delay = self.retry.backoff(attempt)
+                timeouts += 1
             except (openai.APITimeoutError, httpx2.TimeoutException) as err:
                 cause = err.__cause__ if isinstance(err, openai.APITimeoutError) else err
                 reason = (
@@ -222,6 +224,7 @@ class OpenAICompatModel(Model):
                     else f"the answer stopped: nothing came for {self.settings.idle_timeout_s:g}s"
                 )
                 delay = self.retry.backoff(attempt)
+                timeouts += 1
             except openai.APIConnectionError as err:
                 if isinstance(err.__cause__, UnreadableAnswer):
                     raise ModelUnavailable(self.endpoint, str(err.__cause__)) from None
@@ -248,9 +251,11 @@ class OpenAICompatModel(Model):
             except httpx2.TransportError as err:  # the connection broke off mid-answer
                 reason = f"the answer broke off ({type(err).__name__}: {err})"
                 delay = self.retry.backoff(attempt)
+            if timeouts >= self.settings.timeout_attempts:
+                break
             if attempt < self.retry.max_attempts:
                 await asyncio.sleep(delay)
-        raise ModelUnavailable(self.endpoint, f"{reason}, after {self.retry.max_attempts} attempts")
+        raise ModelUnavailable(self.endpoint, f"{reason}, after {attempt} attempts")
 
     # -- completions --------------------------------------------------------------------------
 

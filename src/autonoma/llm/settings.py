@@ -27,13 +27,19 @@ class LLMSettings(BaseModel):
         "live server begins at once and a hung one is found by this limit",
     )
     idle_timeout_s: float = Field(
-        45.0,
+        40.0,
         gt=0,
         description="seconds of silence allowed inside an answer (llama.cpp sends a keep-alive "
         "every 30 s while it reads a long prompt); the whole answer has no time limit",
     )
     max_attempts: int = Field(
         4, ge=1, description="tries per request on 429, 5xx and lost connections"
+    )
+    timeout_attempts: int = Field(
+        2,
+        ge=1,
+        description="tries, of max_attempts, when a server does not answer in time (one that "
+        "hung rarely recovers at once, so a hung server is found in under a minute)",
     )
     backoff_base_s: float = Field(0.5, ge=0)
     backoff_max_s: float = Field(20.0, ge=0)
