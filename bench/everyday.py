@@ -55,6 +55,7 @@ import openai.resources.chat.completions as chat
 
 from autonoma.agent.session import RunSettings, create_run, run_agent
 from autonoma.llm import Model, open_model
+from autonoma.llm.openai_compat import OpenAICompatModel
 from autonoma.runtime.budget import BudgetLimits
 from autonoma.runtime.store import RunStore
 from bench.common import write_result
@@ -78,32 +79,74 @@ def _purpose(args: dict[str, Any]) -> str:
 
 
 def instrument() -> None:
-    """Record every chat request's usage and server timings into the current goal's list."""
+    """Record every chat request's usage and server timings into the current goal's list:
+    from each whole answer where autonoma streams every answer (since issue 23), else from the
+    SDK's `create` of a whole, unstreamed answer (the versions before)."""
+    if hasattr(OpenAICompatModel, "_whole_answer"):
+        complete = OpenAICompatModel._complete
+
+        async def streamed(self: Any, request: Any) -> Any:
+            started = time.monotonic()
+            raw = await complete(self, request)
+            usage = raw.usage
+            _record(
+                self._arguments(request),
+                usage.prompt_tokens if usage else 0,
+                usage.completion_tokens if usage else 0,
+                usage.cached_tokens if usage else 0,
+                {
+                    "prompt_ms": usage.prompt_seconds * 1000 if usage else None,
+                    "predicted_ms": usage.generation_seconds * 1000 if usage else None,
+                },
+                started,
+            )
+            return raw
+
+        OpenAICompatModel._complete = streamed  # type: ignore[method-assign]
+        return
     original = chat.AsyncCompletions.create
 
     async def create(self: Any, *args: Any, **kwargs: Any) -> Any:
         started = time.monotonic()
         response = await original(self, *args, **kwargs)
-        sink = _requests.get()
-        if sink is not None and not kwargs.get("stream"):
+        if not kwargs.get("stream"):
             usage = response.usage
             details = getattr(usage, "prompt_tokens_details", None)
-            timings = (response.model_extra or {}).get("timings") or {}
-            sink.append(
-                {
-                    "purpose": _purpose(kwargs),
-                    "prompt_tokens": usage.prompt_tokens if usage else 0,
-                    "completion_tokens": usage.completion_tokens if usage else 0,
-                    "cached_tokens": getattr(details, "cached_tokens", 0) or 0,
-                    "prompt_ms": timings.get("prompt_ms"),
-                    "predicted_ms": timings.get("predicted_ms"),
-                    "wall_s": round(time.monotonic() - started, 3),
-                    "at": time.time(),
-                }
+            _record(
+                kwargs,
+                usage.prompt_tokens if usage else 0,
+                usage.completion_tokens if usage else 0,
+                getattr(details, "cached_tokens", 0) or 0,
+                (response.model_extra or {}).get("timings") or {},
+                started,
             )
         return response
 
     chat.AsyncCompletions.create = create  # type: ignore[method-assign]
+
+
+def _record(
+    args: dict[str, Any],
+    prompt: int,
+    completion: int,
+    cached: int,
+    timings: dict[str, Any],
+    started: float,
+) -> None:
+    sink = _requests.get()
+    if sink is not None:
+        sink.append(
+            {
+                "purpose": _purpose(args),
+                "prompt_tokens": prompt,
+                "completion_tokens": completion,
+                "cached_tokens": cached,
+                "prompt_ms": timings.get("prompt_ms"),
+                "predicted_ms": timings.get("predicted_ms"),
+                "wall_s": round(time.monotonic() - started, 3),
+                "at": time.time(),
+            }
+        )
 
 
 def repeats(steps: list[Any]) -> int:

@@ -41,6 +41,7 @@ async def test_a_server_that_hangs_once_is_asked_again(fake_openai: FakeOpenAI) 
 async def test_a_server_that_goes_silent_mid_answer_is_given_up(
     fake_openai: FakeOpenAI, stream: bool
 ) -> None:
+    """Silent inside an answer for the whole idle limit: not asked again."""
     fake_openai.default = {"content": "never seen", "silence": 60}
     model = model_of(fake_openai)
     with pytest.raises(ModelUnavailable, match="nothing came for 0.5s|stream broke off"):
@@ -49,6 +50,7 @@ async def test_a_server_that_goes_silent_mid_answer_is_given_up(
                 pass
         else:
             await model.request(MESSAGES)
+    assert len(fake_openai.requests) == 1
 
 
 async def test_a_slow_answer_is_never_cut_however_long_it_takes(fake_openai: FakeOpenAI) -> None:

@@ -379,9 +379,16 @@ async def test_writes_through_symlinks_pointing_outside_fail(
 async def test_missing_argument_is_reported(ctx: ToolContext) -> None:
     result = await write_file.run(ctx, {"path": "a.txt"})
     assert not result.ok
-    assert result.output.startswith("error: invalid arguments for write_file:")
-    assert "text" in result.output
-    assert "Field required" in result.output
+    assert result.output == "error: invalid arguments for write_file: text: Field required"
+
+
+async def test_an_empty_text_is_one_short_line_not_a_validation_dump(ctx: ToolContext) -> None:
+    """The 1.5B model read pydantic's four-line dump with its web address as "the file does
+    not exist" and wrote the empty file three more times."""
+    result = await write_file.run(ctx, {"path": "total.txt", "text": ""})
+    assert result.output == (
+        "error: invalid arguments for write_file: text: String should have at least 1 character"
+    )
 
 
 async def test_extra_argument_is_reported(ctx: ToolContext, ws: Workspace) -> None:

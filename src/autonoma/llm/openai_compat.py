@@ -218,13 +218,15 @@ class OpenAICompatModel(Model):
                 timeouts += 1
             except (openai.APITimeoutError, httpx2.TimeoutException) as err:
                 cause = err.__cause__ if isinstance(err, openai.APITimeoutError) else err
-                reason = (
-                    f"cannot connect within {self.settings.connect_timeout_s:g}s"
-                    if isinstance(cause, httpx2.ConnectTimeout)
-                    else f"the answer stopped: nothing came for {self.settings.idle_timeout_s:g}s"
-                )
+                if isinstance(cause, httpx2.ConnectTimeout):
+                    reason = f"cannot connect within {self.settings.connect_timeout_s:g}s"
+                    timeouts += 1
+                else:  # silent inside an answer for the whole idle limit: not asked again
+                    reason = (
+                        f"the answer stopped: nothing came for {self.settings.idle_timeout_s:g}s"
+                    )
+                    timeouts = self.settings.timeout_attempts
                 delay = self.retry.backoff(attempt)
-                timeouts += 1
             except openai.APIConnectionError as err:
                 if isinstance(err.__cause__, UnreadableAnswer):
                     raise ModelUnavailable(self.endpoint, str(err.__cause__)) from None

@@ -38,8 +38,9 @@ class LLMSettings(BaseModel):
     timeout_attempts: int = Field(
         2,
         ge=1,
-        description="tries, of max_attempts, when a server does not answer in time (one that "
-        "hung rarely recovers at once, so a hung server is found in under a minute)",
+        description="tries, of max_attempts, when a server does not begin an answer in time "
+        "(one that hung rarely recovers at once); one that falls silent inside an answer for "
+        "idle_timeout_s is not asked again. So a hung server is found in under a minute",
     )
     backoff_base_s: float = Field(0.5, ge=0)
     backoff_max_s: float = Field(20.0, ge=0)

@@ -142,7 +142,9 @@ class Tool:
             try:
                 args = self.args_model.model_validate(arguments)
             except ValidationError as err:
-                return ToolResult(False, f"error: invalid arguments for {self.name}: {err}")
+                return ToolResult(
+                    False, f"error: invalid arguments for {self.name}: {_problems_of(err)}"
+                )
             kwargs = {name: getattr(args, name) for name in type(args).model_fields}
             if self.wants_context:
                 call = lambda: self.function(context, **kwargs)  # noqa: E731
@@ -245,3 +247,13 @@ def tool(
         )
 
     return wrap
+
+
+def _problems_of(err: ValidationError) -> str:
+    """Each problem on one short line, without pydantic's model name and web address: a small
+    model reads "text: String should have at least 1 character", not a page of dump."""
+    lines = []
+    for problem in err.errors(include_url=False)[:5]:
+        where = ".".join(str(part) for part in problem["loc"]) or "arguments"
+        lines.append(f"{where}: {problem['msg']}")
+    return "; ".join(lines)
