@@ -8,7 +8,7 @@ Each case is a real HTTP server on 127.0.0.1 (the tests' fake OpenAI server):
 - hung: the server accepts and never begins an answer;
 - silent: it sends its headers, then nothing;
 - slow: it streams an answer for about 90 s, a few characters every 0.6 s;
-- long prompt: it sends llama.cpp's keep-alive every 30 s for 90 s, then the answer.
+- long prompt: it sends llama.cpp's keep-alive every 30 s for 120 s, then the answer.
 
     python bench/llm_hung_server.py [--cases refused,hung,silent,slow,long_prompt]
 """

@@ -257,7 +257,8 @@ class OpenAICompatModel(Model):
                 break
             if attempt < self.retry.max_attempts:
                 await asyncio.sleep(delay)
-        raise ModelUnavailable(self.endpoint, f"{reason}, after {attempt} attempts")
+        tries = f"{attempt} attempt" + ("s" if attempt > 1 else "")
+        raise ModelUnavailable(self.endpoint, f"{reason}, after {tries}")
 
     # -- completions --------------------------------------------------------------------------
 
