@@ -193,6 +193,35 @@ async def test_a_check_of_the_inputs_alone_or_without_an_assert_is_sent_back(
         assert "reads none of the files the work must make (count.txt, counter.py)" in discarded
 
 
+async def test_a_check_about_a_file_no_one_named_is_another_tasks_and_is_sent_back(
+    runner: CheckRunner, workspace: Workspace
+) -> None:
+    """The 1.5B writer, asked to count ERROR lines, gave back its prompt's example "the haiku
+    in haiku.txt is about autumn"; judged, it failed for want of haiku.txt and the run could
+    never finish. A path the goal writes differently (a folder before it) is the same file."""
+    haiku = {
+        "goal": 1,
+        "what": "the haiku in haiku.txt is about autumn",
+        "kind": "judged",
+        "code": "",
+    }
+    stray = code("out.txt holds 3", "assert open('other/stats.txt').read().strip() == '3'")
+    good = code("out.txt holds the count", "assert open('results/out.txt').read().strip() == '3'")
+    model = ScriptedModel([{"checks": [haiku, stray, good]}, {"checks": [good]}])
+    written = await CheckWriter(model, runner, judge=Judge(model)).write(
+        "Count the names of names.txt into out.txt",
+        ["Write the count to out.txt"],
+        workspace,
+        SPENT(),
+    )
+    assert [c.what for c in written.checks] == ["out.txt holds the count"]
+    assert (
+        "is about haiku.txt, which neither the task nor the workspace names" in written.discarded[0]
+    )
+    assert "is about other/stats.txt" in written.discarded[1]
+    assert len(model.requests) == 2  # two rounds, no judge: the file rule sent it back first
+
+
 async def test_without_a_sandbox_only_judged_checks_are_kept(workspace: Workspace) -> None:
     judged = {"goal": 1, "what": "the list reads well", "kind": "judged", "code": ""}
     model = ScriptedModel([{"checks": [code("x", "assert False"), judged]}, {"checks": [judged]}])

@@ -340,7 +340,10 @@ class CheckWriter:
         for check in checks:
             mended = mend_json_slips(check.code) if check.kind == "code" else ""
             check = check.model_copy(update={"goal": min(check.goal, len(goals)), "code": mended})
-            if check.kind == "judged" and self.runner is not None and _said(check.what) in coded:
+            foreign = _foreign_files(check, [task, *goals], workspace)
+            if foreign:
+                problem = foreign
+            elif check.kind == "judged" and self.runner is not None and _said(check.what) in coded:
                 # the 1.5B writer's way out of a code check sent back: the same criterion,
                 # judged, which its judge then passed on a wrong count
                 problem = (
@@ -414,6 +417,31 @@ def _reads_no_result(check: Check, texts: Sequence[str], workspace: Workspace) -
         f"reads none of the files the work must make ({', '.join(made)}), only what is there "
         "before it, so it can never pass: check what the work leaves in them"
     )
+
+
+def _foreign_files(check: Check, texts: Sequence[str], workspace: Workspace) -> str:
+    """A check about a file that neither the task nor the workspace names is another task's
+    (the 1.5B writer, asked to count ERROR lines, gave back its prompt's example check "the
+    haiku in haiku.txt is about autumn", which then kept the run from finishing)."""
+    said = [check.what, *(_strings(check.code) if check.kind == "code" else [])]
+    known = {Path(name).name.lower() for name in [*named_files(texts), *workspace.files()]}
+    foreign = [name for name in named_files(said) if Path(name).name.lower() not in known]
+    if not foreign:
+        return ""
+    return (
+        f"is about {foreign[0]}, which neither the task nor the workspace names: check the "
+        "files this task reads and makes"
+    )
+
+
+def _strings(code: str) -> list[str]:
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return []
+    return [
+        n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+    ]
 
 
 def _before_of_the_new(check: Check, workspace: Workspace) -> str:
