@@ -12,6 +12,7 @@ import tomllib
 import traceback
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +57,7 @@ from autonoma.runtime.export import FORMATS, trajectories
 from autonoma.runtime.inputs import InputFileError, read_input
 from autonoma.runtime.lease import ensure_free
 from autonoma.runtime.store import RunRecord, RunStore, default_home
+from autonoma.tools.changes import journal_of
 from autonoma.tools.settings import TOOL_GROUPS, ToolSettings
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="autonoma: autonomous agents")
@@ -546,6 +548,7 @@ def show(
         for path in sorted((store.path.parent / "memory").glob("*.db"))
         for tree in reflection_trees(path, run_id)
     ]
+    journal = journal_of(store.path.parent, run_id, Path(record.workspace))
     if as_json:
         events = store.events(run_id)
         print(
@@ -562,6 +565,7 @@ def show(
                         for child in children
                     ],
                     "totals": totals.model_dump() | {"tokens": totals.tokens},
+                    "changes": [asdict(c) for c in journal.changes()],
                 },
                 indent=2,
             )
@@ -571,6 +575,17 @@ def show(
         checks = checks_view(store.events(run_id))
         if checks is not None:
             out.print(checks)
+        changes = journal.changes()
+        if changes:
+            out.print(
+                Text(
+                    "workspace changes (autonoma undo RUN [--to-step N] puts them back):",
+                    style="bold",
+                )
+            )
+            for step in sorted({c.step for c in changes}):
+                said = ", ".join(c.describe() for c in changes if c.step == step)
+                out.print(Text(neutralise_lines(f"  step {step}: {said}")))
         if graph.tasks:
             out.print(Text("plan:", style="bold"))
             out.print(Text(neutralise_lines(render_tree(graph))))
@@ -627,6 +642,31 @@ def export(
         err.print(f"wrote {len(lines)} trajectories to {output}", highlight=False)
     else:
         sys.stdout.write("".join(lines))
+
+
+@app.command()
+def undo(
+    run_id: str = typer.Argument(..., help="the run whose changes to the workspace to undo"),
+    to_step: int = typer.Option(
+        0, "--to-step", min=0, help="keep what steps up to N did (0: undo the whole run)"
+    ),
+    force: bool = typer.Option(
+        False, "--force", help="also put back files changed after the run (by you or another)"
+    ),
+) -> None:
+    """Put the run's workspace back as it was after step N: files it made are removed, files it
+    changed or removed come back (`show` lists each step's changes)."""
+    store = RunStore.open_default()
+    record = store.get_run(run_id)
+    ensure_free(store, run_id)  # never under a process that is driving the run
+    journal = journal_of(store.path.parent, run_id, Path(record.workspace))
+    if not journal.changes():
+        out.print(f"run {run_id} recorded no changes to its workspace", highlight=False)
+        return
+    done = journal.undo(to_step, force=force)
+    for line in done or [f"nothing changed after step {to_step}"]:
+        out.print(Text(neutralise_lines(line)))
+    store.add_event(run_id, "undone", {"to_step": to_step, "done": done})
 
 
 @app.command()

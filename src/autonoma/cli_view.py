@@ -192,6 +192,9 @@ class LiveView:
         elif event.kind == "summary_updated":
             line = f"  summary of steps 1 to {data.get('upto')} updated"
             self.console.print(Text(line, style="dim"))
+        elif event.kind == "workspace_changed":
+            line = f"  changed: {short(', '.join(data.get('changes', [])), 300)}"
+            self.console.print(Text(line, style="dim"))
         elif event.kind == "step_invalid":
             line = f"step {event.step}: unusable answer: {short(data.get('error', ''), 300)}"
             self.console.print(Text(line, style="red"))

@@ -73,6 +73,7 @@ from autonoma.runtime.store import EventRecord, RunRecord, RunStatus, RunStore, 
 from autonoma.templating import render
 from autonoma.tools import Risk, Tool, ToolContext, ToolRegistry, ToolResult, Workspace
 from autonoma.tools.bridge import run_program
+from autonoma.tools.changes import journal_of
 from autonoma.tools.retrieval import ToolRetriever, imagine_tool, step_query
 from autonoma.tools.sandbox import Sandbox, SandboxError
 
@@ -286,6 +287,8 @@ class Agent:
         await self.emit(
             run_id, "run_started", resumed=bool(every), identity=run.identity, **started
         )
+        journal = journal_of(self.store.path.parent, run.id, workspace.root)
+        await asyncio.to_thread(journal.begin)
         clock_base, clock_start = spent.seconds, time.monotonic()
         status: RunStatus = "running"
         reason = ""
@@ -304,6 +307,10 @@ class Agent:
                     run, identity, workspace, context, steps, spent, remembered
                 )
                 steps.append(step)
+                changed = await asyncio.to_thread(journal.record, step.n)
+                if changed:
+                    described = [c.describe() for c in changed[:50]]
+                    await self.emit(run_id, "workspace_changed", step.n, changes=described)
                 choice = None
                 if monitor is not None:
                     choice = await self._watch(

@@ -235,6 +235,12 @@ class Workspace:
             size = os.fstat(fd).st_size
             return FileRead(_read_up_to(fd, limit), size)
 
+    def chunks(self, path: str, size: int = 1 << 20) -> Iterator[bytes]:
+        """The whole file, `size` bytes at a time (for hashing a file too big to hold)."""
+        with self._file(path, os.O_RDONLY) as fd:
+            while chunk := os.read(fd, size):
+                yield chunk
+
     def write(self, path: str, data: bytes) -> None:
         """Replace the file's content at once: written to a new file in the same folder, then
         renamed over the name (a link put there meanwhile is replaced, never followed)."""
