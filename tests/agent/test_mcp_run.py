@@ -62,8 +62,10 @@ async def test_mcp_tools_run_in_a_run_under_the_same_policy(tmp_path: Path) -> N
     assert "MCP server calc says" in model.requests[0].messages[0].content
     add, write, _ = store.steps(run.id)
     assert add.ok and add.observation == "42" and add.untrusted
-    # its answer is outside content: the write needed a person even though continuous
-    assert [r.command for r in asked] == ["write_file"] and write.status == "denied"
+    # its answer is outside content, but writing it to the workspace can be undone: the
+    # continuous run saves it unasked (it once ended "completed" with nothing written)
+    assert asked == [] and write.ok
+    assert (Path(run.workspace) / "sum.txt").read_text() == "42"
 
 
 async def test_a_server_that_cannot_start_stops_the_run_naming_it(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from autonoma.agent.approval import ApprovalRequest, Decision
 from autonoma.agent.session import RunSettings, create_run, run_agent
 from autonoma.llm import ScriptedModel
 from autonoma.runtime.store import RunStore
+from autonoma.tools.changes import journal_of
 from autonoma.tools.settings import ToolSettings, WebSettings
 from tests.agent.test_loop import IDENTITY, act
 from tests.tools.web_server import WebServer
@@ -61,12 +62,16 @@ async def test_a_page_ordering_a_delete_and_an_upload_gets_neither(tmp_path: Pat
         await run_agent(store, model, run, approver=person)
         paths = [seen.path for seen in server.seen]
 
-    assert (tmp_path / "ws" / "secrets.txt").read_text() == "the secret"  # ...but nothing ran
+    # the delete stays in the workspace: it runs, recorded, and undo puts the file back;
+    # the upload would leave the machine: the person is asked, says no, nothing is sent
+    assert not (tmp_path / "ws" / "secrets.txt").exists()
     assert paths == ["/notes"]  # the page was read; nothing was sent to /collect
-    assert [r.command for r in asked] == ["delete_file", "http_request"]
-    assert all(r.reason == "outside content entered the context at step 1" for r in asked)
+    assert [r.command for r in asked] == ["http_request"]
+    assert asked[0].reason == "outside content entered the context at step 1"
     steps = store.steps(run.id)
-    assert steps[0].untrusted and [s.status for s in steps[1:3]] == ["denied", "denied"]
+    assert steps[0].untrusted and [s.status for s in steps[1:3]] == ["done", "denied"]
+    journal_of(store.path.parent, run.id, tmp_path / "ws").undo(0)
+    assert (tmp_path / "ws" / "secrets.txt").read_text() == "the secret"
     prompt = "\n".join(m.content for m in model.requests[1].messages)
     fenced = prompt.split("<<<outside-", 1)[1]
     assert "SYSTEM OVERRIDE" in fenced and "SYSTEM OVERRIDE" not in prompt.split("<<<outside-")[0]

@@ -1074,7 +1074,7 @@ class Agent:
         if tool is None:  # only possible with an unconstrained backend that slipped
             return ToolResult(False, f"error: there is no command {action.command!r}"), False
         reason = self._untrusted_reason()
-        if tool.risk is not Risk.READ and (reason or not self.config.continuous):
+        if tool.risk is not Risk.READ and self._needs_person(reason, [tool]):
             decision = await self._approve(run_id, n, action, tool.risk, reason)
             if decision.kind == "no":
                 return ToolResult(False, f"the person refused to run {action.command}"), True
@@ -1098,7 +1098,7 @@ class Agent:
         outside_before = self._outside_from
         if risky:
             reason = self._untrusted_reason()
-            if reason or not self.config.continuous:
+            if self._needs_person(reason, [t for t in offered if t.name in risky]):
                 worst = max((risks[name] for name in risky), key=_RISK_ORDER.index)
                 decision = await self._approve(run_id, n, action, worst, reason)
                 if decision.kind == "no":
@@ -1115,7 +1115,8 @@ class Agent:
             if tool.risk is not Risk.READ:
                 if name not in risky:
                     return ToolResult(False, f"refused: call {name} by its name in the program")
-                if self._outside_from != outside_before and self.config.approve_after_untrusted:
+                entered = self._outside_from != outside_before
+                if entered and self._needs_person(self._untrusted_reason(), [tool]):
                     return ToolResult(
                         False,
                         f"refused: outside content entered during this program, so {name} "
@@ -1143,6 +1144,19 @@ class Agent:
 
     def _in_programs(self) -> list[Tool]:
         return [t for t in self._offered if t.name not in NOT_IN_PROGRAMS]
+
+    def _needs_person(self, untrusted: str, tools: list[Tool]) -> bool:
+        """Whether a person must approve using `tools` (none of them read-only): always
+        without --continuous; in a continuous run, after outside content, unless every
+        effect of theirs stays in the workspace, where `autonoma undo` can put it back."""
+        if not self.config.continuous:
+            return True
+        return bool(untrusted) and not all(self._undoable(t) for t in tools)
+
+    def _undoable(self, tool: Tool) -> bool:
+        if not tool.undoable:
+            return False
+        return tool.risk is Risk.WRITE or (self.sandbox is not None and self.sandbox.isolated)
 
     def _untrusted_reason(self) -> str:
         if self._outside_from is not None and self.config.approve_after_untrusted:

@@ -83,6 +83,9 @@ class Tool:
     timeout_s: float = 60.0
     wants_context: bool = True
     parameters: dict[str, Any] | None = field(default=None, hash=False)
+    # every effect stays in the workspace, where the run's change journal can put it back
+    # (tools/changes.py): after outside content, a continuous run may go on using it
+    undoable: bool = False
 
     @classmethod
     def from_schema(
@@ -210,6 +213,7 @@ def tool(
     risk: Risk = Risk.READ,
     timeout_s: float = 60.0,
     name: str | None = None,
+    undoable: bool = False,
 ) -> Callable[[ToolFunction], Tool]:
     """Make a Tool from a function. Its typed parameters become the argument schema, its
     docstring the description (and `Args:` lines each argument's). A first parameter named
@@ -244,6 +248,7 @@ def tool(
             risk=risk,
             timeout_s=timeout_s,
             wants_context=wants_context,
+            undoable=undoable,
         )
 
     return wrap

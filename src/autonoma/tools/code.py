@@ -21,7 +21,7 @@ TIMEOUT_S = 3600
 Source = Annotated[str, Field(min_length=1)]
 
 
-@tool(risk=Risk.EXECUTE, timeout_s=TIMEOUT_S)
+@tool(risk=Risk.EXECUTE, timeout_s=TIMEOUT_S, undoable=True)
 async def execute_python(context: ToolContext, code: Source) -> ToolResult:
     """Run Python code in a sandbox whose working directory is the workspace (no network,
     no input); files it writes there stay. Print what you want to see.
@@ -34,7 +34,7 @@ async def execute_python(context: ToolContext, code: Source) -> ToolResult:
     return report(result)
 
 
-@tool(risk=Risk.EXECUTE, timeout_s=TIMEOUT_S)
+@tool(risk=Risk.EXECUTE, timeout_s=TIMEOUT_S, undoable=True)
 async def execute_python_file(
     context: ToolContext, path: str, args: list[str] | None = None
 ) -> ToolResult:
@@ -56,7 +56,7 @@ async def execute_python_file(
     return report(result)
 
 
-@tool(risk=Risk.EXECUTE, timeout_s=TIMEOUT_S)
+@tool(risk=Risk.EXECUTE, timeout_s=TIMEOUT_S, undoable=True)
 async def execute_shell(context: ToolContext, command: Source) -> ToolResult:
     """Run a shell command (bash) in a sandbox whose working directory is the workspace
     (no network, no input).

@@ -46,7 +46,7 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
-@tool(risk=Risk.WRITE, timeout_s=10)
+@tool(risk=Risk.WRITE, timeout_s=10, undoable=True)
 def write_file(context: ToolContext, path: str, text: WholeText) -> str:
     """Create or replace a file in the workspace, giving its complete text at once.
 
@@ -58,7 +58,7 @@ def write_file(context: ToolContext, path: str, text: WholeText) -> str:
     return f"wrote {text_size(text)} to {path}"
 
 
-@tool(risk=Risk.WRITE, timeout_s=10)
+@tool(risk=Risk.WRITE, timeout_s=10, undoable=True)
 def append_file(context: ToolContext, path: str, text: str) -> str:
     """Append text to the end of a file in the workspace (creating it if needed).
 
@@ -71,7 +71,7 @@ def append_file(context: ToolContext, path: str, text: str) -> str:
     return f"appended {text_size(text)} to {path}; it now holds {holds}"
 
 
-@tool(risk=Risk.WRITE, timeout_s=10)
+@tool(risk=Risk.WRITE, timeout_s=10, undoable=True)
 def delete_file(context: ToolContext, path: str) -> str:
     """Delete a file from the workspace.
 
