@@ -130,3 +130,18 @@ async def test_prompt_caches_are_kept_from_one_process_to_the_next(smollm_path, 
     await served("colours", keep=tmp_path / "elsewhere")  # another folder: cold, its own state
     await served("colours", keep=None)  # not asked to keep: writes nothing
     assert len(list(tmp_path.rglob("*.bin"))) == 3
+
+
+async def test_requests_beyond_the_slots_wait_their_turn_without_timing_out(smollm_path):
+    """llama.cpp begins no answer for a request waiting for a free slot; queued inside it, a
+    request would meet the first-byte limit. More requests than slots wait in autonoma."""
+    settings = LLMSettings(local_context=1024, local_slots=1, first_byte_timeout_s=0.5)
+    model = EmbeddedModel(smollm_path, settings=settings)
+    messages = [{"role": "user", "content": "Tell a long story about a fox."}]
+    try:
+        answers = await asyncio.gather(
+            *(model.request(messages, max_tokens=48, temperature=0) for _ in range(6))
+        )
+    finally:
+        await model.aclose()
+    assert all(a.usage.completion_tokens > 0 for a in answers)

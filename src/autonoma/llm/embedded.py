@@ -67,6 +67,8 @@ class EmbeddedModel(Model):
         self._lock = asyncio.Lock()
         self._keep_prompts_in = keep_prompts_in
         self._kept: KeptPrompts | None = None
+        self._gate_loop: asyncio.AbstractEventLoop | None = None
+        self._gate_sem: asyncio.Semaphore | None = None
 
     @property
     def context_window(self) -> int:
@@ -150,8 +152,24 @@ class EmbeddedModel(Model):
         body: dict[str, Any] = response.json()
         return body
 
+    def _gate(self) -> asyncio.Semaphore:
+        """At most `slots` requests in llama.cpp at once: one waiting there for a free slot
+        gets no answer begun, and the first-byte limit would take it for a hung server. They
+        wait here instead, where no limit runs (one gate an event loop)."""
+        loop = asyncio.get_running_loop()
+        if self._gate_loop is not loop:
+            self._gate_loop, self._gate_sem = loop, asyncio.Semaphore(self.slots)
+        assert self._gate_sem is not None
+        return self._gate_sem
+
     async def _complete(self, request: CompletionRequest) -> RawCompletion:
         client = await self.start()
+        async with self._gate():
+            return await self._complete_in_slot(client, request)
+
+    async def _complete_in_slot(
+        self, client: OpenAICompatModel, request: CompletionRequest
+    ) -> RawCompletion:
         with self._slots.serving(request.lane) as slot:
             kept = await self._before(client, request, slot)
             answer = await client._complete(_in_slot(request, slot))
@@ -160,11 +178,12 @@ class EmbeddedModel(Model):
 
     async def _stream(self, request: CompletionRequest) -> AsyncIterator[str | RawCompletion]:
         client = await self.start()
-        with self._slots.serving(request.lane) as slot:
-            kept = await self._before(client, request, slot)
-            async for piece in client._stream(_in_slot(request, slot)):
-                yield piece
-            await self._after(client, kept)
+        async with self._gate():
+            with self._slots.serving(request.lane) as slot:
+                kept = await self._before(client, request, slot)
+                async for piece in client._stream(_in_slot(request, slot)):
+                    yield piece
+                await self._after(client, kept)
 
     async def _before(
         self, client: OpenAICompatModel, request: CompletionRequest, slot: int | None
