@@ -10,6 +10,7 @@ structured answer always parses.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from collections.abc import AsyncIterator
 from dataclasses import replace
@@ -164,25 +165,25 @@ class EmbeddedModel(Model):
 
     async def _complete(self, request: CompletionRequest) -> RawCompletion:
         client = await self.start()
-        async with self._gate():
-            return await self._complete_in_slot(client, request)
-
-    async def _complete_in_slot(
-        self, client: OpenAICompatModel, request: CompletionRequest
-    ) -> RawCompletion:
-        with self._slots.serving(request.lane) as slot:
-            kept = await self._before(client, request, slot)
-            answer = await client._complete(_in_slot(request, slot))
-            await self._after(client, kept)
-            return answer
+        async with self._serving(client, request) as slot:
+            return await client._complete(_in_slot(request, slot))
 
     async def _stream(self, request: CompletionRequest) -> AsyncIterator[str | RawCompletion]:
         client = await self.start()
+        async with self._serving(client, request) as slot:
+            async for piece in client._stream(_in_slot(request, slot)):
+                yield piece
+
+    @contextlib.asynccontextmanager
+    async def _serving(
+        self, client: OpenAICompatModel, request: CompletionRequest
+    ) -> AsyncIterator[int | None]:
+        """Through the gate, into a slot, with the family's kept state loaded before and
+        the state it leaves kept after (only after an answer: a failed one keeps nothing)."""
         async with self._gate():
             with self._slots.serving(request.lane) as slot:
                 kept = await self._before(client, request, slot)
-                async for piece in client._stream(_in_slot(request, slot)):
-                    yield piece
+                yield slot
                 await self._after(client, kept)
 
     async def _before(

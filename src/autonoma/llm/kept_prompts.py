@@ -54,10 +54,8 @@ def kept_prompts_dir(root: Path, model: Path, context: int, slots: int) -> Path:
 
 def family_of(messages: list[Message]) -> str:
     """Prompts that begin alike share a family (and a kept state)."""
-    start = messages[0].content[:FAMILY_CHARS] if messages else ""
-    return hashlib.sha256(f"{messages[0].role if messages else ''}\n{start}".encode()).hexdigest()[
-        :16
-    ]
+    first = f"{messages[0].role}\n{messages[0].content[:FAMILY_CHARS]}" if messages else ""
+    return hashlib.sha256(first.encode()).hexdigest()[:16]
 
 
 class KeptPrompts:

@@ -61,6 +61,10 @@ _FINISH: dict[str, FinishReason] = {
     "content_filter": "content_filter",
 }
 _SCHEMA_WORDS = ("response_format", "json_schema", "schema", "grammar")
+_NOT_JSON = (
+    "it answered with a body that is not JSON text (empty, not UTF-8, or nested too deep); "
+    "is the URL the server's OpenAI-compatible address?"
+)
 
 
 class OpenAICompatModel(Model):
@@ -207,11 +211,7 @@ class OpenAICompatModel(Model):
             except UnreadableAnswer as err:
                 raise ModelUnavailable(self.endpoint, str(err)) from None
             except (ValueError, RecursionError):  # the SDK could not decode the body as JSON
-                raise ModelUnavailable(
-                    self.endpoint,
-                    "it answered with a body that is not JSON text (empty, not UTF-8, or "
-                    "nested too deep); is the URL the server's OpenAI-compatible address?",
-                ) from None
+                raise ModelUnavailable(self.endpoint, _NOT_JSON) from None
             except _NoFirstByte:
                 reason = f"no answer began within {self.settings.first_byte_timeout_s:g}s"
                 delay = self.retry.backoff(attempt)
@@ -367,11 +367,7 @@ class OpenAICompatModel(Model):
             data = json.loads(text)
         except (ValueError, RecursionError):
             if not text.strip() or text.lstrip().startswith(("[", "{")):
-                raise ModelUnavailable(
-                    self.endpoint,
-                    "it answered with a body that is not JSON text (empty, not UTF-8, or "
-                    "nested too deep); is the URL the server's OpenAI-compatible address?",
-                ) from None
+                raise ModelUnavailable(self.endpoint, _NOT_JSON) from None
             raise ModelUnavailable(self.endpoint, _not_a_completion(text)) from None
         try:
             return self._completion_of(construct_type(type_=ChatCompletion, value=data))

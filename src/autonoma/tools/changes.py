@@ -60,6 +60,7 @@ class ChangeJournal:
         self.folder = folder
         self.blobs = folder / "blobs"
         self._seen: dict[str, Seen] | None = None
+        self._kept: int | None = None  # bytes in blobs/, counted once a process
 
     # recording
 
@@ -174,7 +175,8 @@ class ChangeJournal:
 
     def _look(self, before: dict[str, Seen]) -> dict[str, Seen]:
         seen: dict[str, Seen] = {}
-        kept = self._kept_bytes()
+        if self._kept is None:
+            self._kept = self._kept_bytes()
         for entry in self.workspace.walk():
             if entry.cut or entry.stat is None:
                 continue
@@ -183,14 +185,14 @@ class ChangeJournal:
             if old is not None and (old.size, old.mtime_ns) == (size, mtime):
                 seen[entry.path] = old
                 continue
-            sha = self._hash_and_keep(entry.path, size, kept)
+            sha = self._hash_and_keep(entry.path, size)
             if sha is not None:
                 seen[entry.path] = Seen(size, mtime, sha)
-                kept += size if size <= KEEP_BYTES else 0
         return seen
 
-    def _hash_and_keep(self, path: str, size: int, kept: int) -> str | None:
-        keep = size <= KEEP_BYTES and kept + size <= KEEP_TOTAL
+    def _hash_and_keep(self, path: str, size: int) -> str | None:
+        assert self._kept is not None
+        keep = size <= KEEP_BYTES and self._kept + size <= KEEP_TOTAL
         try:
             digest, data = hashlib.sha256(), bytearray()
             for chunk in self.workspace.chunks(path):
@@ -206,6 +208,7 @@ class ChangeJournal:
             part = blob.with_suffix(f".{os.getpid()}.part")
             part.write_bytes(bytes(data))
             os.replace(part, blob)
+            self._kept += size
         return sha
 
     def _kept_bytes(self) -> int:
