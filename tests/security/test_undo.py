@@ -149,3 +149,18 @@ def shell(command: str) -> dict[str, object]:
 @pytest.fixture
 def home(tmp_path: Path) -> Path:
     return tmp_path / "home"
+
+
+def test_the_journal_is_read_without_opening_a_workspace_that_is_gone(tmp_path: Path) -> None:
+    """`show` lists a run's changes after its workspace was removed, and does not make it
+    again."""
+    root = tmp_path / "gone"
+    root.mkdir()
+    record = ChangeJournal(root, tmp_path / "changes" / "run1")
+    record.begin()
+    (root / "a.txt").write_text("x")
+    record.record(1)
+    shutil.rmtree(root)
+    again = ChangeJournal(root, tmp_path / "changes" / "run1")
+    assert [c.describe() for c in again.changes()] == ["a.txt (created)"]
+    assert not root.exists()

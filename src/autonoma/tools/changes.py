@@ -19,6 +19,7 @@ cannot lead outside it.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -55,12 +56,17 @@ class Change:
 
 
 class ChangeJournal:
-    def __init__(self, workspace: Workspace, folder: Path) -> None:
-        self.workspace = workspace
-        self.folder = folder
+    def __init__(self, workspace: Workspace | Path, folder: Path) -> None:
+        self._workspace = workspace  # a path is opened only when the files are needed:
+        self.folder = folder  # `show` reads the journal of a run whose workspace is gone
         self.blobs = folder / "blobs"
         self._seen: dict[str, Seen] | None = None
         self._kept: int | None = None  # bytes in blobs/, counted once a process
+
+    @functools.cached_property
+    def workspace(self) -> Workspace:
+        place = self._workspace
+        return place if isinstance(place, Workspace) else Workspace(place)
 
     # recording
 
@@ -232,4 +238,4 @@ class ChangeJournal:
 
 def journal_of(store_dir: Path, run_id: str, workspace: Path) -> ChangeJournal:
     """The journal of a run whose store lives in `store_dir`."""
-    return ChangeJournal(Workspace(workspace), store_dir / "changes" / run_id)
+    return ChangeJournal(workspace, store_dir / "changes" / run_id)
