@@ -177,6 +177,15 @@ def own_checks(events: list[Any]) -> dict[str, Any] | None:
     return None
 
 
+def written_checks(events: list[Any]) -> dict[str, Any] | None:
+    """The checks the run wrote before the work (with their code) and those it discarded."""
+    for event in events:
+        if event.kind == "checks_written":
+            keep = ("checks", "discarded", "fallback")
+            return {k: event.data[k] for k in keep if k in event.data}
+    return None
+
+
 def failure_kind(row: dict[str, Any]) -> str | None:
     if row["success"]:
         return None
@@ -233,6 +242,7 @@ async def run_goal(
     row["commands"] = [f"{s.command} {json.dumps(s.arguments)}"[:160] for s in steps]
     row["thoughts"] = [s.thoughts for s in steps]
     row["own_checks"] = own_checks(events)
+    row["written_checks"] = written_checks(events)
     row["failure"] = failure_kind(row)
     return row
 

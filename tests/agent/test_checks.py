@@ -280,6 +280,40 @@ async def test_a_judged_check_of_a_file_not_there_fails_without_asking(
     )
 
 
+async def test_the_judge_sees_a_changed_file_as_it_was_and_the_files_files_name(
+    workspace: Workspace, tmp_path: Path
+) -> None:
+    """Two wrong results the 1.5B judge passed, shown only the named files as they were at the
+    end: config.json rewritten with a setting lost, and the first file's pointer copied as
+    the access code, the file it points to never seen."""
+    start = tmp_path / "start"
+    start.mkdir()
+    (start / "config.json").write_text('{"name": "shop", "retries": 3, "debug": true}')
+    (workspace.root / "config.json").write_text('{"name": "shop", "debug": false}')
+    (start / "start.txt").write_text("The code is in clue.txt.\n")
+    for name, text in [("start.txt", "The code is in clue.txt.\n"), ("clue.txt", "8142\n")]:
+        (workspace.root / name).write_text(text)
+    (workspace.root / "code.txt").write_text("The code is in clue.txt.\n")
+    (tmp_path / "secret.txt").write_text("outside")
+    model = ScriptedModel([{"why": "w", "passed": False}] * 3)
+    judge = Judge(model, start=start)
+    check = Check(what="debug is false, the rest kept", kind="judged")
+    await judge.judge(check, "In config.json set debug to false", [], workspace, SPENT())
+    shown = model.requests[0].messages[0].content
+    assert '"debug": false}' in shown
+    assert 'config.json as it was before the work:\n{"name": "shop", "retries": 3' in shown
+    check = Check(what="code.txt holds the code alone", kind="judged")
+    await judge.judge(check, "start.txt says where the code is", [], workspace, SPENT())
+    shown = model.requests[1].messages[0].content
+    assert "clue.txt, which a file above names (1 line, 5 characters):\n8142" in shown
+    assert "start.txt as it was" not in shown  # unchanged: shown once
+    # a name leading out of the start copy shows nothing of what it leads to
+    check = Check(what="../secret.txt is kept", kind="judged")
+    (workspace.root / "secret.txt").write_text("inside")
+    await judge.judge(check, "Keep ../secret.txt", [], workspace, SPENT())
+    assert "outside" not in model.requests[2].messages[0].content
+
+
 @needs_bwrap
 async def test_a_failure_is_named_by_its_error_when_the_message_spans_lines(
     runner: CheckRunner, workspace: Workspace

@@ -162,6 +162,39 @@ async def test_a_repeated_identical_step_is_pointed_out(store: RunStore, tmp_pat
     assert "Step 2 repeated step 1: the same command with the same result" in user_texts(model, 2)
 
 
+async def test_the_step_after_a_repeat_is_sampled_hotter(store: RunStore, tmp_path: Path) -> None:
+    model = ScriptedModel(
+        [
+            act("read_file", path="a.txt"),
+            act("read_file", path="b.txt"),
+            act("read_file", path="a.txt"),
+            act("read_file", path="b.txt"),
+            act("task_complete", reason="r"),
+        ]
+    )
+    await start(store, model, tmp_path)
+    steps = [r for r in model.requests if r.mode != "text"][-5:]
+    # step 3 repeats step 1: the answer after it is sampled hotter, the others at 0.2
+    assert [r.temperature for r in steps] == [0.2, 0.2, 0.2, 0.8, 0.8]
+
+
+async def test_a_file_made_under_a_near_miss_of_a_goal_name_is_pointed_out(
+    store: RunStore, tmp_path: Path
+) -> None:
+    model = ScriptedModel(
+        [
+            act("write_file", path="logtxt", text="started"),
+            act("write_file", path="log.txt", text="started"),
+            act("task_complete", reason="r"),
+        ]
+    )
+    await start(store, model, tmp_path, goal="Write the line 'started' to log.txt")
+    assert "Check the names: logtxt is not log.txt, the name the goals give." in user_texts(
+        model, 1
+    )
+    assert "Check the names" not in user_texts(model, 0)
+
+
 async def test_completion_is_refused_until_the_named_file_exists(
     store: RunStore, tmp_path: Path
 ) -> None:

@@ -100,8 +100,10 @@ class _Written(BaseModel):
 
 
 class _Judgement(BaseModel):
-    passed: bool
+    # the reason before the verdict: under a grammar the model writes the fields in this
+    # order, so the verdict follows from what it wrote rather than leading it
     why: str = Field(max_length=300)
+    passed: bool
 
 
 @dataclass(frozen=True)
@@ -520,11 +522,14 @@ def _used_strings(code: str) -> set[str]:
 
 
 class Judge:
-    """Judges the `judged` checks from the files the goals name, at task_complete."""
+    """Judges the `judged` checks from the files the goals name, at task_complete: each as
+    it is now, as it was before the work if the work changed it (`start`: the workspace as
+    the run found it), and the files those name in turn (instructions chained over files)."""
 
-    def __init__(self, model: Model, found: Container[str] = ()) -> None:
+    def __init__(self, model: Model, found: Container[str] = (), start: Path | None = None):
         self.model = model
         self.found = found  # files the run found: gone, they were moved or cleaned up
+        self.start = start
 
     async def judge(
         self,
@@ -545,7 +550,8 @@ class Judge:
             "judge_check.j2",
             criterion=check.what,
             task=task,
-            files=_contents(workspace, [check.what, task, *goals]),  # the files it judges first
+            # the files it judges first
+            files=_contents(workspace, [check.what, task, *goals], self.start),
         )
         answer = await ask(
             self.model, prompt, spent, output=_Judgement, max_tokens=200, temperature=0.0
@@ -556,10 +562,17 @@ class Judge:
         return CheckResult(check, judgement.passed, f"judged: {judgement.why}")
 
 
-def _contents(workspace: Workspace, texts: Sequence[str], limit: int = 3000) -> list[str]:
-    """The files the task and goals name, as they are now, for the judge (each cut)."""
-    shown = []
-    for name in named_files(texts):
+def _contents(
+    workspace: Workspace, texts: Sequence[str], start: Path | None = None, limit: int = 3000
+) -> list[str]:
+    """The files the task and goals name, as they are now, for the judge (each cut); a file
+    the work changed also as it was before; then the files those name (one hop: the 1.5B
+    judge passed "The access code is written in clue.txt." as the code start.txt points to,
+    never having seen clue.txt)."""
+    shown: list[str] = []
+    names = named_files(texts)
+    texts_now: list[str] = []
+    for name in names:
         try:
             found = workspace.read(name, JUDGED_BYTES)
         except FileNotFoundError:
@@ -568,12 +581,42 @@ def _contents(workspace: Workspace, texts: Sequence[str], limit: int = 3000) -> 
         except (OSError, WorkspaceError):
             continue
         text = found.text()
+        texts_now.append(text[:limit])
         size = f"{found.size} bytes" if found.cut else text_size(text)
-        cut = f"\n[... {len(text) - limit} more characters]" if len(text) > limit else ""
-        if found.cut and len(text) <= limit:
-            cut = f"\n[... {found.size - len(found.data)} more bytes]"
-        shown.append(f"{name} ({size}):\n{text[:limit]}{cut}")
+        shown.append(f"{name} ({size}):\n{_cut(text, limit, found.size, found.cut)}")
+        old = _before(start, name)
+        if old is not None and old != text:
+            shown.append(f"{name} as it was before the work:\n{_cut(old, limit)}")
+    for name in [n for n in named_files(texts_now) if n not in names][:3]:
+        try:
+            text = workspace.read(name, JUDGED_BYTES).text()
+        except (OSError, WorkspaceError):
+            continue  # named but not there: nothing to show
+        shown.append(f"{name}, which a file above names ({text_size(text)}):\n{_cut(text, limit)}")
     return shown
+
+
+def _cut(text: str, limit: int, size: int = 0, cut: bool = False) -> str:
+    if len(text) > limit:
+        return f"{text[:limit]}\n[... {len(text) - limit} more characters]"
+    if cut:
+        return f"{text}\n[... {size - len(text.encode())} more bytes]"
+    return text
+
+
+def _before(start: Path | None, name: str) -> str | None:
+    """A file's text as the run found it; None if it was not there (or no start is kept)."""
+    if start is None:
+        return None
+    try:
+        path = (start / name).resolve()
+        if not path.is_relative_to(start.resolve()):
+            return None  # a name with ../ or a link in the copy: not the workspace's file
+        if not path.is_file() or path.stat().st_size > JUDGED_BYTES:
+            return None
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
 
 
 def checks_to_text(checks: Sequence[Check]) -> str:

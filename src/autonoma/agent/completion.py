@@ -7,8 +7,9 @@ file named in the task and the goals is in the workspace and not empty.
 
 from __future__ import annotations
 
+import difflib
 import re
-from collections.abc import Container, Iterable
+from collections.abc import Container, Iterable, Sequence
 from dataclasses import dataclass
 
 from autonoma.tools import Workspace, WorkspaceError
@@ -73,3 +74,23 @@ def unmet_deliverables(
         for d in deliverables(workspace, texts)
         if not d.done and not (d.lines is None and d.name in found_at_start)
     ]
+
+
+def misnamed(
+    files: Sequence[str], texts: Iterable[str], found_at_start: Container[str] = ()
+) -> list[str]:
+    """Files the work made under a name close to one the texts give but not it, each said
+    with the name it is near: the 1.5B model appended 'finished' to logtxt, not log.txt, for
+    eight steps, and its checks kept failing on log.txt without saying why."""
+    named = named_files(texts)
+    if not named:
+        return []
+    said = []
+    for name in files:
+        if name in named or name in found_at_start:
+            continue
+        alike = [n for n in named if abs(len(n) - len(name)) <= 2]  # cheap in a big tree
+        near = difflib.get_close_matches(name, alike, n=1, cutoff=0.8) if alike else []
+        if near:
+            said.append(f"{name} is not {near[0]}, the name the goals give")
+    return said

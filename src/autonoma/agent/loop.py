@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -38,11 +38,17 @@ from autonoma.agent.code_actions import (
     program_schema,
     report,
 )
-from autonoma.agent.completion import unmet_deliverables
+from autonoma.agent.completion import misnamed, unmet_deliverables
 from autonoma.agent.found import found_at_start
 from autonoma.agent.hindsight import Attempt, trial_attempts, worst_to_best
 from autonoma.agent.identity import AgentIdentity
-from autonoma.agent.monitor import Monitor, MonitorSettings, third_in_a_row, worn_out
+from autonoma.agent.monitor import (
+    REFUSED_REPEAT,
+    Monitor,
+    MonitorSettings,
+    third_in_a_row,
+    worn_out,
+)
 from autonoma.agent.progress import Progress, check_progress
 from autonoma.agent.self_reflection import SelfReflection, SelfReflector
 from autonoma.agent.trials import Choice, TrialWorkspace, choose_course
@@ -94,6 +100,10 @@ class AgentConfig:
     max_observation_chars: int = 4000  # longer tool output is cut, with a note
     max_answer_tokens: int = 700
     temperature: float = 0.2
+    # after a step that repeated an earlier one: at 0.2 and a prompt that grew by one
+    # repeated step, the 1.5B model wrote the same program again (25 of 107 steps of the
+    # everyday benchmark repeated an earlier one exactly)
+    repeat_temperature: float = 0.8
     seed: int | None = None  # set: step n samples with seed + n, so a run can be replayed
     context: ContextLimits | None = None  # default: from the model's context window
     summary_batch: int = 4  # aged-out steps folded into the rolling summary a model call
@@ -414,7 +424,7 @@ class Agent:
             checks = await self._review_checks(run.id, checks)
         if not checks:
             return
-        judge = Judge(self.side_model, self._found_at_start(run))
+        judge = Judge(self.side_model, self._found_at_start(run), start)
         self._acceptance = Acceptance(checks, runner, judge, run.goal, identity.goals, workspace)
         # the workspace as the checks found it: the judge is asked about it no more (at a
         # run's start the writer's guard has found no judged check met on it)
@@ -671,15 +681,14 @@ class Agent:
         spent: BudgetSpent,
     ) -> str:
         files = workspace.files()
+        found = self._found_at_start(run)
         listing = ", ".join(files[:20]) + (
             f" and {len(files) - 20} more" if len(files) > 20 else ""
         )
         missing = (
             []
             if self._acceptance
-            else unmet_deliverables(
-                workspace, [run.goal, *identity.goals], self._found_at_start(run)
-            )
+            else unmet_deliverables(workspace, [run.goal, *identity.goals], found)
         )
         last = steps[-1] if steps else None
         earlier = repeats(steps).get(last.n) if last else None
@@ -690,6 +699,7 @@ class Agent:
             goals=identity.goals,
             files=listing,
             missing=missing,
+            misnamed=misnamed(files, [run.goal, *identity.goals], found),
             checks=self._acceptance is not None,
             code=self.config.actions == "code",
             budget_left=describe_left(
@@ -702,6 +712,16 @@ class Agent:
             lessons=self._lessons,
             hindsight=[a.describe() for a in worst_to_best(self._attempts)],
         )
+
+    def _temperature(self, steps: Sequence[StepRecord]) -> float:
+        """Hotter after a step that repeated an earlier one or was refused as a repeat, so
+        the next answer is a new one rather than the likeliest again."""
+        last = steps[-1] if steps else None
+        repeated = last is not None and (
+            last.n in repeats(steps) or (last.observation or "").startswith(REFUSED_REPEAT)
+        )
+        base = self.config.temperature
+        return max(base, self.config.repeat_temperature) if repeated else base
 
     async def _step(
         self,
@@ -724,7 +744,7 @@ class Agent:
                 messages,
                 output=self._schema(self._withheld(steps)),
                 max_tokens=self.config.max_answer_tokens,
-                temperature=self.config.temperature,
+                temperature=self._temperature(steps),
                 seed=None if self.config.seed is None else self.config.seed + n,
             )
         except (OutputInvalid, ModelRefused) as error:

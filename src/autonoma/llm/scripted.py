@@ -40,6 +40,7 @@ class RecordedRequest:
     mode: str
     schema: dict[str, Any] | None
     max_tokens: int
+    temperature: float | None = None
 
 
 class ScriptedModel(Model):
@@ -73,7 +74,13 @@ class ScriptedModel(Model):
 
     async def _complete(self, request: CompletionRequest) -> RawCompletion:
         self.requests.append(
-            RecordedRequest(request.messages, request.mode, request.plan.schema, request.max_tokens)
+            RecordedRequest(
+                request.messages,
+                request.mode,
+                request.plan.schema,
+                request.max_tokens,
+                request.temperature,
+            )
         )
         if self._function is not None:
             answer: Answer | Truncated = self._function(request.messages, request)
