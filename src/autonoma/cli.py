@@ -355,6 +355,12 @@ def run(
         help="continuous runs: do not ask before risky commands once web or API content is "
         "in the context",
     ),
+    trust_workspace: bool = typer.Option(
+        False,
+        "--trust-workspace",
+        help="the files in the workspace when the run starts are yours: they do not count as "
+        "outside content (files others change during the run still do)",
+    ),
     actions: str | None = typer.Option(
         None,
         "--actions",
@@ -372,7 +378,9 @@ def run(
     """Pursue GOAL with an autonomous agent, showing each step live."""
     if not goal.strip():
         raise typer.BadParameter("the goal is empty; say what the agent should achieve")
-    tool_config = tool_settings_from(tool_settings, tools, allow_hosts, unsafe_code, trust_outside)
+    tool_config = tool_settings_from(
+        tool_settings, tools, allow_hosts, unsafe_code, trust_outside, trust_workspace
+    )
     identity = identity_from_options(goal, name, role, goals)
     limits = limits_from(max_steps, max_tokens, budget_usd, max_minutes)
     for value, allowed, option in (
@@ -434,7 +442,12 @@ def run(
 
 
 def tool_settings_from(
-    path: Path | None, groups: str, allow: list[str], unsafe: bool, trust_outside: bool
+    path: Path | None,
+    groups: str,
+    allow: list[str],
+    unsafe: bool,
+    trust_outside: bool,
+    trust_workspace: bool = False,
 ) -> ToolSettings:
     """Tool settings from a file (if given), then the options on top."""
     data: dict[str, Any] = {}
@@ -462,6 +475,8 @@ def tool_settings_from(
         settings.sandbox.backend = "unsafe"
     if trust_outside:
         settings.approve_after_untrusted = False
+    if trust_workspace:
+        settings.trust_workspace = True
     return settings
 
 
@@ -572,9 +587,15 @@ def show(
         )
     else:
         run_report(out, record, steps, totals)
-        checks = checks_view(store.events(run_id))
+        events = store.events(run_id)
+        checks = checks_view(events)
         if checks is not None:
             out.print(checks)
+        for event in events:
+            if event.kind == "outside_entered":
+                at = f"step {event.step}" if event.step else "its start"
+                said = f"outside content in the context from {at}: {event.data.get('why', '')}"
+                out.print(Text(neutralise_lines(said), style="yellow"))
         changes = journal.changes()
         if changes:
             out.print(

@@ -192,6 +192,10 @@ class LiveView:
         elif event.kind == "summary_updated":
             line = f"  summary of steps 1 to {data.get('upto')} updated"
             self.console.print(Text(line, style="dim"))
+        elif event.kind == "outside_entered":
+            at = f"step {event.step}" if event.step else "the start"
+            line = f"  outside content from {at}: {data.get('why', '')}"
+            self.console.print(Text(short(line, 300), style="yellow"))
         elif event.kind == "workspace_changed":
             line = f"  changed: {short(', '.join(data.get('changes', [])), 300)}"
             self.console.print(Text(line, style="dim"))

@@ -65,7 +65,7 @@ async def start(
         actions="code",
         checks=checks,
         finish_on_checks=finish_on_checks,
-        tools={"groups": []},
+        tools={"groups": [], "trust_workspace": True},  # names.txt is the person's
     )
     run, _ = await create_run(store, model, GOAL, settings, workspace=workspace, identity=IDENTITY)
     outcome = await run_agent(store, model, run, approver=approver, tools=tools)

@@ -52,6 +52,7 @@ async def agent_run(
     continuous: bool,
     approver: Any = None,
     approve_after_untrusted: bool = True,
+    trust_workspace: bool = True,  # notes.txt is the person's: the page is what marks the run
 ) -> tuple[RunStore, ScriptedModel, str, list[EventRecord]]:
     from autonoma.agent.session import default_tools
 
@@ -71,7 +72,10 @@ async def agent_run(
         tools,
         store,
         config=AgentConfig(
-            checks=False, continuous=continuous, approve_after_untrusted=approve_after_untrusted
+            checks=False,
+            continuous=continuous,
+            approve_after_untrusted=approve_after_untrusted,
+            trust_workspace=trust_workspace,
         ),
         approver=approver,
         listeners=[events.append],
@@ -216,9 +220,8 @@ async def test_resume_remembers_that_outside_content_came_in(tmp_path: Path) -> 
     tools.add(fetch)
     tools.add(post)
     store.set_status(run_id, "running", "")
-    agent = Agent(
-        model, tools, store, config=AgentConfig(checks=False, continuous=True), approver=approver
-    )
+    config = AgentConfig(checks=False, continuous=True, trust_workspace=True)
+    agent = Agent(model, tools, store, config=config, approver=approver)
     await agent.run(run_id)
     assert [r.command for r in asked] == ["post"]
     assert asked[0].reason.endswith("step 1")

@@ -48,7 +48,11 @@ async def test_a_page_ordering_a_delete_and_an_upload_gets_neither(tmp_path: Pat
             model="scripted",
             continuous=True,  # no approval asked for anything, in general
             memory=False,
-            tools=ToolSettings(groups=["web"], web=WebSettings(allow=["127.0.0.1"])),
+            tools=ToolSettings(
+                groups=["web"],
+                web=WebSettings(allow=["127.0.0.1"]),
+                trust_workspace=True,  # secrets.txt is the person's: the page marks the run
+            ),
         )
         run, _ = await create_run(
             store,

@@ -79,7 +79,8 @@ from autonoma.runtime.store import EventRecord, RunRecord, RunStatus, RunStore, 
 from autonoma.templating import render
 from autonoma.tools import Risk, Tool, ToolContext, ToolRegistry, ToolResult, Workspace
 from autonoma.tools.bridge import run_program
-from autonoma.tools.changes import journal_of
+from autonoma.tools.changes import Change, journal_of
+from autonoma.tools.provenance import OwnFiles
 from autonoma.tools.retrieval import ToolRetriever, imagine_tool, step_query
 from autonoma.tools.sandbox import Sandbox, SandboxError
 
@@ -110,6 +111,10 @@ class AgentConfig:
     # Once outside content (a web page, an API's answer) is in the context, risky commands
     # need a person's approval even when continuous: the content may be an injection.
     approve_after_untrusted: bool = True
+    # the run's task came from outside content (a sub-agent's or a planned task's, given by
+    # a run that had outside content in its context): marked so from its start
+    outside_at_start: bool = False
+    trust_workspace: bool = False  # the files there when the run (re)starts are the person's
     # With a retriever: ask the model once what command it would wish for, and find tools by
     # that too (measured: 90.5% -> 95.5% right tool offered among 500; bench/tool_retrieval)
     tool_hint: bool = False
@@ -156,6 +161,7 @@ class _Remembered:
     attempts: list[Attempt] = field(default_factory=list)  # abandoned trials
     checks_asked: bool = False  # the run's checks were written (or tried) at its start
     found: str = ""  # the files as the run found them, shown at the top of every prompt
+    outside_from: int | None = None  # the first step with outside content in its context
 
 
 @dataclass(frozen=True)
@@ -275,7 +281,10 @@ class Agent:
         if self.memory is not None:
             context.extras.update(memory=self.memory)
         await self._close_interrupted(run_id, steps)
-        self._outside_from = next((s.n for s in steps if s.untrusted), None)
+        own_steps = (s.n for s in steps if s.untrusted)  # runs stored before outside_entered
+        self._outside_from = remembered.outside_from
+        if self._outside_from is None:
+            self._outside_from = next(own_steps, None)
         every = await asyncio.to_thread(self.store.steps, run_id)
         steps = [s for s in every if s.n >= remembered.first_step]  # the current trial's
         monitor = None
@@ -299,6 +308,19 @@ class Agent:
         )
         journal = journal_of(self.store.path.parent, run.id, workspace.root)
         await asyncio.to_thread(journal.begin)
+        context.own = OwnFiles(workspace, await asyncio.to_thread(journal.own_shas))
+        if self.config.trust_workspace:
+            for name in await asyncio.to_thread(workspace.files):
+                await asyncio.to_thread(context.own.wrote, name)
+        # stored with a task's or a sub-agent's run: honoured however the run is driven
+        if self.config.outside_at_start or run.settings.get("outside_at_start"):
+            await self._mark_outside(run_id, 0, "its task came from a run with outside content")
+        elif self._found and not self.config.trust_workspace:
+            await self._mark_outside(
+                run_id, 0, "it began with files in the workspace that it did not write"
+            )
+        if self.memory is not None:
+            self.memory.outside_from = self._outside_from
         clock_base, clock_start = spent.seconds, time.monotonic()
         status: RunStatus = "running"
         reason = ""
@@ -318,6 +340,7 @@ class Agent:
                 )
                 steps.append(step)
                 changed = await asyncio.to_thread(journal.record, step.n)
+                self._adopt(step, changed, context.own)
                 if changed:
                     described = [c.describe() for c in changed[:50]]
                     await self.emit(run_id, "workspace_changed", step.n, changes=described)
@@ -530,6 +553,8 @@ class Agent:
             elif event.kind == "run_started" and "score" in event.data:
                 remembered.start_score = float(event.data["score"])
                 remembered.found = str(event.data.get("found", ""))
+            elif event.kind == "outside_entered" and remembered.outside_from is None:
+                remembered.outside_from = int(event.step or 0)
             elif event.kind == "trial_started":
                 remembered.trial = int(event.data["trial"])
                 remembered.first_step = int(event.data["first_step"])
@@ -589,6 +614,9 @@ class Agent:
         """The next prompt. Steps that aged out of the verbatim window are folded into the
         rolling summary and saved to long-term memory, `summary_batch` at a time."""
         recalled = await self._recollection(run, steps)
+        if recalled is not None and recalled.outside:
+            n = steps[-1].n + 1 if steps else at.first_step
+            await self._mark_outside(run.id, n, "it recalled memories made from outside content")
         assembled = self.assemble(run, identity, workspace, steps, spent, at.summary, recalled)
         if len(assembled.aged) < self.config.summary_batch:
             return assembled
@@ -837,8 +865,8 @@ class Agent:
             spent=spent,
             untrusted=result.untrusted,
         )
-        if result.untrusted and self._outside_from is None:
-            self._outside_from = n
+        if result.untrusted:
+            await self._mark_outside(run.id, n, f"{step.command} brought outside content")
         await self.emit(
             run.id, "step_result", n, ok=result.ok, observation=observation, status=step.status
         )
@@ -1126,7 +1154,9 @@ class Agent:
                 if decision.kind == "feedback":
                     said = f"the person did not run the program and said: {decision.feedback}"
                     return ToolResult(False, said), True
-        flags = {"claimed": False, "untrusted": False}
+        # the program can read every file: any the run did not write makes its output outside
+        foreign = context.own.foreign(context.workspace.files()) if context.own else []
+        flags = {"claimed": False, "untrusted": bool(foreign)}
 
         async def call(name: str, arguments: dict[str, Any]) -> ToolResult:
             tool = self.tools.get(name)
@@ -1145,7 +1175,7 @@ class Agent:
             result = await tool.run(context, arguments)
             if result.untrusted:
                 flags["untrusted"] = True
-                self._outside_from = self._outside_from or n
+                await self._mark_outside(run_id, n, f"{name} brought outside content")
             flags["claimed"] = flags["claimed"] or result.final
             return result
 
@@ -1179,9 +1209,37 @@ class Agent:
         return tool.risk is Risk.WRITE or (self.sandbox is not None and self.sandbox.isolated)
 
     def _untrusted_reason(self) -> str:
-        if self._outside_from is not None and self.config.approve_after_untrusted:
-            return f"outside content entered the context at step {self._outside_from}"
-        return ""
+        if self._outside_from is None or not self.config.approve_after_untrusted:
+            return ""
+        if self._outside_from == 0:
+            return "outside content was in the context from the run's start"
+        return f"outside content entered the context at step {self._outside_from}"
+
+    @property
+    def carries_outside(self) -> bool:
+        """Whether outside content is in the context of the run this agent drives."""
+        return self._outside_from is not None
+
+    async def _mark_outside(self, run_id: str, n: int, why: str) -> None:
+        """Outside content is in the run's context from step `n` on (0: its start): what
+        cannot be undone needs a person from here, and what the run remembers is marked."""
+        if self._outside_from is None:
+            self._outside_from = n
+            await self.emit(run_id, "outside_entered", n or None, why=why)
+        if self.memory is not None:
+            self.memory.outside_from = self._outside_from
+
+    def _adopt(self, step: StepRecord, changed: list[Change], own: OwnFiles | None) -> None:
+        """Files a step's code changed in the workspace directly (not through a file tool)
+        are the run's own work."""
+        tool = self.tools.get(step.command)
+        if own is None or tool is None or not tool.undoable or tool.risk is not Risk.EXECUTE:
+            return
+        for change in changed:
+            if change.after is None:
+                own.removed(change.path)
+            else:
+                own.wrote(change.path)
 
     async def _approve(
         self, run_id: str, n: int, action: Action, risk: Risk, reason: str = ""

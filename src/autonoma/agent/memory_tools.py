@@ -11,7 +11,7 @@ from pydantic import Field
 
 from autonoma.memory.agent_memory import AgentMemory, recalled_lines
 from autonoma.runtime.budget import BudgetSpent
-from autonoma.tools import Risk, Tool, ToolContext, tool
+from autonoma.tools import Risk, Tool, ToolContext, ToolResult, tool
 
 Note = Annotated[str, Field(min_length=1, max_length=2000)]
 
@@ -37,14 +37,15 @@ async def remember(context: ToolContext, text: Note) -> str:
 
 
 @tool(risk=Risk.READ, timeout_s=60)
-async def recall(context: ToolContext, query: Note) -> str:
+async def recall(context: ToolContext, query: Note) -> ToolResult:
     """Search long-term memory for what is relevant, important and recent.
 
     Args:
         query: what you want to remember
     """
     memory, _ = _memory(context)
-    return recalled_lines(await memory.recall(query))
+    found = await memory.recall(query)
+    return ToolResult(True, recalled_lines(found), untrusted=any(r.record.outside for r in found))
 
 
 MEMORY_TOOLS: list[Tool] = [remember, recall]

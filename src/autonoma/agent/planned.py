@@ -240,6 +240,9 @@ class _TaskWork:
             raise PlanOff(outcome.reason)
         raise TaskFailed(f"{outcome.status}: {outcome.reason}")
 
+    def _has(self, task_id: str) -> bool:
+        return task_id in {t.id for t in self.graph.tasks}
+
     def _child_run(self, task: Task, inputs: Mapping[str, Any]) -> RunRecord:
         """The run doing the current attempt at the task: the one it was cut off in (to
         resume), or a new one, recorded with the task before it starts."""
@@ -263,10 +266,12 @@ class _TaskWork:
         role = f"{self.identity.role}; now doing task {task.id} of a plan for: {self.run.goal}"
         wanted = f"{task.task} Produce: {', '.join(task.outputs)}." if task.outputs else task.task
         identity = AgentIdentity(name=self.identity.name, role=role[:300], goals=[wanted])
+        given_by = [self.run.id, *(self.graph.get(d).run for d in inputs if self._has(d))]
+        outside = any(self.store.carries_outside(r) for r in given_by if r)
         child = self.store.create_run(
             goal=goal,
             identity=identity.model_dump(),
-            settings=self.run.settings,
+            settings=self.run.settings | ({"outside_at_start": True} if outside else {}),
             workspace=self.run.workspace,
             model=self.run.model,
             parent_id=self.run.id,

@@ -91,6 +91,9 @@ class RunSettings(BaseModel):
     # json: one command a step; code: a short Python program a step, calling the tools;
     # None: the model's own (llm.registry.default_actions), JSON where code cannot run
     actions: Literal["json", "code"] | None = None
+    # set by autonoma on a sub-agent's or a planned task's run whose task came from a run with
+    # outside content in its context: the mark travels with the task
+    outside_at_start: bool = False
 
     @classmethod
     def stored(cls, data: dict[str, Any]) -> RunSettings:
@@ -115,6 +118,8 @@ class RunSettings(BaseModel):
             continuous=self.continuous,
             seed=self.seed,
             approve_after_untrusted=self.tools.approve_after_untrusted,
+            outside_at_start=self.outside_at_start,
+            trust_workspace=self.tools.trust_workspace,
             tool_hint=self.tools.retrieval.hint,
             self_reflect=self.self_reflect,
             trials=self.trials,

@@ -102,7 +102,7 @@ async def start_agent(context: ToolContext, name: Name, task: Text, prompt: Text
         agent.store.create_run,
         goal=f"{task}\n{prompt}",
         identity=identity.model_dump(),
-        settings=run.settings | {"memory": False},
+        settings=run.settings | {"memory": False, "outside_at_start": agent.carries_outside},
         workspace=run.workspace,
         model=run.model,
         parent_id=run.id,
@@ -135,6 +135,7 @@ async def message_agent(context: ToolContext, key: Name, message: Text) -> str:
         arguments={"from": run.identity.get("name", "parent")},
         observation=f"{run.identity.get('name', 'your parent')} says: {message}",
         ok=True,
+        untrusted=agent.carries_outside,  # the parent's words may be a page's
         started_at=time.time(),
         finished_at=time.time(),
     )

@@ -45,6 +45,9 @@ class AgentMemory:
         self.rater = rater
         self.reflector = reflector
         self.settings = settings or RecallSettings()
+        # the first step of this run with outside content in its context (0: from its start);
+        # set by the agent loop
+        self.outside_from: int | None = None
 
     async def save_steps(
         self,
@@ -76,18 +79,41 @@ class AgentMemory:
         if step.untrusted:  # recalled later, it must still read as the page's words, not ours
             said = json.dumps(step.observation or "", ensure_ascii=False)
             result = f"{step.command} at step {step.n} {outcome} outside content (data): {said}"
+        # what the agent did once outside content was in its context may be the content's
+        # doing: kept as outside content too
+        outside = step.untrusted or self._outside_at(step.n)
         return [
             NewRecord(
-                agent=self.agent, run_id=self.run_id, kind="action", text=action, created_at=at
+                agent=self.agent,
+                run_id=self.run_id,
+                kind="action",
+                text=action,
+                created_at=at,
+                outside=outside,
             ),
             NewRecord(
-                agent=self.agent, run_id=self.run_id, kind="result", text=result, created_at=at
+                agent=self.agent,
+                run_id=self.run_id,
+                kind="result",
+                text=result,
+                created_at=at,
+                outside=outside,
             ),
         ]
 
+    def _outside_at(self, n: int) -> bool:
+        return self.outside_from is not None and n >= self.outside_from
+
     async def remember(self, text: str, spent: BudgetSpent) -> MemoryRecord:
-        """A note the agent chose to keep (the `remember` command)."""
-        new = NewRecord(agent=self.agent, run_id=self.run_id, kind="thought", text=text)
+        """A note the agent chose to keep (the `remember` command): outside content if the
+        run's context held outside content when it was made."""
+        new = NewRecord(
+            agent=self.agent,
+            run_id=self.run_id,
+            kind="thought",
+            text=text,
+            outside=self.outside_from is not None,
+        )
         (record,) = await add_rated(self.stream, self.rater, [new], spent)
         return record
 
@@ -106,8 +132,9 @@ class AgentMemory:
         memories = [r.record for r in found if r.record.id not in shown][: self.settings.memories]
         limit = self.settings.record_chars
         return Recollection(
-            reflections=[one_line(r.text, limit) for r in reflections],
-            memories=[one_line(r.text, limit) for r in memories],
+            reflections=[recalled_text(r, limit) for r in reflections],
+            memories=[recalled_text(r, limit) for r in memories],
+            outside=any(r.outside for r in [*reflections, *memories]),
         )
 
     def reflection_due(self) -> bool:
@@ -119,11 +146,21 @@ class AgentMemory:
         return await self.reflector.reflect(self.agent, spent, run_id=self.run_id)
 
 
+def recalled_text(record: MemoryRecord, limit: int = 0) -> str:
+    """A record as recalled, on one line (cut at `limit`): one made from outside content is
+    quoted and said to be data."""
+    text = one_line(record.text, limit) if limit else " ".join(record.text.split())
+    if record.outside:
+        return f"(outside content, data only) {json.dumps(text, ensure_ascii=False)}"
+    return text
+
+
 def recalled_lines(found: Sequence[Retrieved]) -> str:
     """What the `recall` command answers: one line a record, best first."""
     if not found:
         return "nothing remembered matches"
     return "\n".join(
-        f"[{r.record.id}] ({r.record.kind}, importance {r.record.importance}) {r.record.text}"
+        f"[{r.record.id}] ({r.record.kind}, importance {r.record.importance}) "
+        + recalled_text(r.record)
         for r in found
     )

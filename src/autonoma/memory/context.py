@@ -95,6 +95,7 @@ class Recollection:
 
     reflections: Sequence[str] = ()
     memories: Sequence[str] = ()
+    outside: bool = False  # some were made from outside content: the recalling run is marked
 
 
 @dataclass(frozen=True)

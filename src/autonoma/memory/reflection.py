@@ -108,9 +108,16 @@ class Reflector:
                 )
                 text = insight["insight"].strip()
                 if text and cited:
+                    # an insight drawn from outside content is outside content too
+                    outside = any(e.outside for e in evidence if e.id in cited)
                     new.append(
                         NewRecord(
-                            agent=agent, text=text, kind="reflection", run_id=run_id, evidence=cited
+                            agent=agent,
+                            text=text,
+                            kind="reflection",
+                            run_id=run_id,
+                            evidence=cited,
+                            outside=outside,
                         )
                     )
         if new:

@@ -89,7 +89,8 @@ CREATE TABLE IF NOT EXISTS records (
     created_at REAL NOT NULL,
     accessed_at REAL NOT NULL,
     importance INTEGER NOT NULL,
-    evidence TEXT NOT NULL DEFAULT '[]'
+    evidence TEXT NOT NULL DEFAULT '[]',
+    outside INTEGER NOT NULL DEFAULT 0
 );
 -- Apart from the records, so the scoring columns stay in few pages (1.5 KB a vector).
 CREATE TABLE IF NOT EXISTS embeddings (
@@ -129,6 +130,9 @@ class MemoryRecord(BaseModel):
     accessed_at: float
     importance: int = Field(ge=1, le=10)
     evidence: list[int] = Field(default_factory=list)  # a reflection's supporting records
+    # made from outside content (a page, a file the run did not write): recalled, it is
+    # data to use, not instructions, and it marks the recalling run as a page would
+    outside: bool = False
 
 
 class NewRecord(BaseModel):
@@ -141,6 +145,7 @@ class NewRecord(BaseModel):
     run_id: str | None = None
     evidence: list[int] = Field(default_factory=list)
     created_at: float | None = None
+    outside: bool = False
 
 
 class RetrievalWeights(BaseModel):
@@ -195,6 +200,7 @@ class MemoryStream:
             self._database.db,
             self._database.tx,
         )
+        self._database.add_columns({"records": ["outside INTEGER NOT NULL DEFAULT 0"]})
         self._check_embedder()
         self._columns = _Columns()
         self._data_version: int | None = None
@@ -372,6 +378,7 @@ class MemoryStream:
         run_id: str | None = None,
         evidence: Sequence[int] = (),
         created_at: float | None = None,
+        outside: bool = False,
     ) -> MemoryRecord:
         (record,) = await self.add_many(
             [
@@ -383,6 +390,7 @@ class MemoryStream:
                     run_id=run_id,
                     evidence=list(evidence),
                     created_at=created_at,
+                    outside=outside,
                 )
             ]
         )
@@ -410,7 +418,7 @@ class MemoryStream:
             (last,) = db.execute("SELECT COALESCE(MAX(id), 0) FROM records").fetchone()
             db.executemany(
                 "INSERT INTO records (id, agent, run_id, kind, text, created_at, accessed_at,"
-                " importance, evidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " importance, evidence, outside) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     (
                         last + 1 + i,
@@ -422,6 +430,7 @@ class MemoryStream:
                         r.accessed_at,
                         r.importance,
                         json.dumps(r.evidence),
+                        int(r.outside),
                     )
                     for i, r in enumerate(records)
                 ),
@@ -1123,4 +1132,5 @@ def record_from_row(row: sqlite3.Row) -> MemoryRecord:
         accessed_at=row["accessed_at"],
         importance=row["importance"],
         evidence=json.loads(row["evidence"]),
+        outside=bool(row["outside"]),
     )

@@ -50,6 +50,15 @@ class Database:
                 "AUTONOMA_HOME to another directory"
             ) from None
 
+    def add_columns(self, added: dict[str, list[str]]) -> None:
+        """Columns added after a database was first made: added on open where missing."""
+        with self.tx() as db:
+            for table, columns in added.items():
+                have = {row["name"] for row in db.execute(f"PRAGMA table_info({table})")}
+                for column in columns:
+                    if column.split()[0] not in have:
+                        db.execute(f"ALTER TABLE {table} ADD COLUMN {column}")
+
     @contextmanager
     def tx(self) -> Iterator[sqlite3.Connection]:
         with self.lock:

@@ -211,15 +211,7 @@ class RunStore:
         )
         self._database = database
         self._lock, self._db, self._tx = database.lock, database.db, database.tx
-        self._add_missing_columns()
-
-    def _add_missing_columns(self) -> None:
-        with self._tx() as db:
-            for table, columns in _ADDED_COLUMNS.items():
-                have = {row["name"] for row in db.execute(f"PRAGMA table_info({table})")}
-                for column in columns:
-                    if column.split()[0] not in have:
-                        db.execute(f"ALTER TABLE {table} ADD COLUMN {column}")
+        self._database.add_columns(_ADDED_COLUMNS)
 
     @classmethod
     def open_default(cls) -> RunStore:
@@ -354,6 +346,17 @@ class RunStore:
                 "SELECT * FROM runs WHERE parent_id = ? ORDER BY created_at, rowid", (run_id,)
             ).fetchall()
         return [_run(r) for r in rows]
+
+    def carries_outside(self, run_id: str) -> bool:
+        """Whether outside content entered the run's context (agent/loop.py marks it): what
+        the run hands on (a task's result, a sub-agent's task) carries it too."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT 1 FROM events WHERE run_id = ? AND kind = 'outside_entered' UNION ALL "
+                "SELECT 1 FROM steps WHERE run_id = ? AND untrusted = 1 LIMIT 1",
+                (run_id, run_id),
+            ).fetchone()
+        return row is not None
 
     def set_status(
         self, run_id: str, status: RunStatus, reason: str = "", spent: BudgetSpent | None = None

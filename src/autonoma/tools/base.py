@@ -16,6 +16,7 @@ from jsonschema import Draft202012Validator
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from autonoma.llm import ToolSpec
+from autonoma.tools.provenance import OwnFiles
 from autonoma.tools.workspace import Workspace
 
 
@@ -34,6 +35,9 @@ class ToolContext:
 
     workspace: Workspace
     extras: dict[str, Any] = field(default_factory=dict)
+    # which files hold what the run wrote: what the file tools show from others' is marked
+    # outside content (None: no run keeps track, and nothing is marked)
+    own: OwnFiles | None = None
 
 
 @dataclass(frozen=True)
@@ -43,7 +47,9 @@ class ToolResult:
     ok: bool
     output: str
     final: bool = False
-    untrusted: bool = False  # the output came from outside (web, APIs): data, not instructions
+    # the output came from outside (web, APIs, MCP, files the run did not write): data, not
+    # instructions
+    untrusted: bool = False
 
 
 ToolFunction = Callable[..., Any]

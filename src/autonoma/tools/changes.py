@@ -113,6 +113,19 @@ class ChangeJournal:
                 found.append(Change(**json.loads(line)))
         return found
 
+    def own_shas(self) -> dict[str, str]:
+        """What the run's steps left in each file they changed and still there: the run's
+        own work, for a resumed run's provenance (tools/provenance.py)."""
+        last: dict[str, str | None] = {}
+        for change in self.changes():
+            last[change.path] = change.after
+        seen = self._seen if self._seen is not None else self._load_seen()
+        return {
+            path: sha
+            for path, sha in last.items()
+            if sha is not None and path in seen and seen[path].sha == sha
+        }
+
     # undoing
 
     def undo(self, to_step: int, force: bool = False) -> list[str]:

@@ -23,7 +23,7 @@ WholeText = Annotated[str, Field(min_length=1)]
 
 
 @tool(risk=Risk.READ, timeout_s=10)
-def read_file(context: ToolContext, path: str) -> str:
+def read_file(context: ToolContext, path: str) -> ToolResult:
     """Read a text file from the workspace.
 
     Args:
@@ -32,8 +32,20 @@ def read_file(context: ToolContext, path: str) -> str:
     found = context.workspace.read(path, MAX_READ_BYTES)
     text = found.text()
     if found.cut:
-        return f"{path} (first {MAX_READ_BYTES} of {found.size} bytes):\n{text}"
-    return f"{path} ({text_size(text)}):\n{text}"
+        said = f"{path} (first {MAX_READ_BYTES} of {found.size} bytes):\n{text}"
+    else:
+        said = f"{path} ({text_size(text)}):\n{text}"
+    whole = None if found.cut else found.data
+    return ToolResult(True, said, untrusted=_outside(context, [path], whole))
+
+
+def _outside(context: ToolContext, paths: list[str], data: bytes | None = None) -> bool:
+    """Whether any of the files shown holds what the run did not write."""
+    if context.own is None:
+        return False
+    if data is not None and len(paths) == 1:
+        return not context.own.holds(paths[0], data)
+    return bool(context.own.foreign(paths))
 
 
 def text_size(text: str) -> str:
@@ -54,7 +66,10 @@ def write_file(context: ToolContext, path: str, text: WholeText) -> str:
         path: the file's path, relative to the workspace
         text: the whole new content
     """
-    context.workspace.write(path, text.encode("utf-8"))
+    data = text.encode("utf-8")
+    context.workspace.write(path, data)
+    if context.own is not None:
+        context.own.wrote(path, data)
     return f"wrote {text_size(text)} to {path}"
 
 
@@ -66,7 +81,10 @@ def append_file(context: ToolContext, path: str, text: str) -> str:
         path: the file's path, relative to the workspace
         text: the text to add
     """
+    was_own = context.own is None or context.own.absent_or_own(path)
     now = context.workspace.append(path, text.encode("utf-8"), MAX_READ_BYTES)
+    if context.own is not None:
+        context.own.appended(path, was_own)
     holds = f"{now.size} bytes" if now.cut else text_size(now.text())
     return f"appended {text_size(text)} to {path}; it now holds {holds}"
 
@@ -79,11 +97,13 @@ def delete_file(context: ToolContext, path: str) -> str:
         path: the file's path, relative to the workspace
     """
     context.workspace.delete(path)
+    if context.own is not None:
+        context.own.removed(path)
     return f"deleted {path}"
 
 
 @tool(risk=Risk.READ, timeout_s=10)
-def list_files(context: ToolContext, directory: str = ".") -> str:
+def list_files(context: ToolContext, directory: str = ".") -> ToolResult:
     """List the files under a workspace directory.
 
     Args:
@@ -95,17 +115,19 @@ def list_files(context: ToolContext, directory: str = ".") -> str:
         raise NotADirectoryError(f"{directory} is not a directory in the workspace") from None
     names = found.files
     if not names:
-        return f"no files in {directory}"
+        return ToolResult(True, f"no files in {directory}")
     shown = names[:MAX_LISTED]
     more = ""
     if len(names) > MAX_LISTED or found.cut:
         counted = f"{len(names) - MAX_LISTED}" if not found.cut else "many"
         more = f"\n[{counted} more not shown]"
-    return "\n".join(shown) + more
+    # a name the run did not give can carry words meant for the model as well as a text can
+    others = context.own is not None and bool(context.own.named(shown))
+    return ToolResult(True, "\n".join(shown) + more, untrusted=others)
 
 
 @tool(risk=Risk.READ, timeout_s=20)
-def search_files(context: ToolContext, pattern: str = "*", text: str = "") -> str:
+def search_files(context: ToolContext, pattern: str = "*", text: str = "") -> ToolResult:
     """Find files whose name matches a glob pattern and, if text is given, the lines holding it.
 
     Args:
@@ -113,6 +135,7 @@ def search_files(context: ToolContext, pattern: str = "*", text: str = "") -> st
         text: text to look for inside the files (case-insensitive); empty to match names only
     """
     hits: list[str] = []
+    files: list[str] = []  # those the hits are from
     skipped: list[str] = []
     deadline = time.monotonic() + SEARCH_SECONDS
     for entry in context.workspace.walk():
@@ -126,16 +149,22 @@ def search_files(context: ToolContext, pattern: str = "*", text: str = "") -> st
             continue
         if not text:
             hits.append(name)
+            files.append(name)
         elif entry.stat is not None and entry.stat.st_size > MAX_SEARCHED_BYTES:
             skipped.append(f"{name} ({entry.stat.st_size} bytes; read_file shows its start)")
         else:
-            hits.extend(_lines_holding(context, name, text))
+            lines = _lines_holding(context, name, text)
+            hits.extend(lines)
+            files += [name] if lines else []
         if len(hits) >= MAX_MATCHES:
             break
     found = "\n".join(sorted(hits[:MAX_MATCHES]) if not text else hits[:MAX_MATCHES])
     if skipped:
         found += ("\n" if found else "no matches\n") + "not searched: " + "; ".join(skipped[:5])
-    return found or "no matches"
+    others = context.own is not None and bool(
+        context.own.foreign(files) if text else context.own.named(files)
+    )
+    return ToolResult(True, found or "no matches", untrusted=others)
 
 
 def _lines_holding(context: ToolContext, name: str, text: str) -> list[str]:

@@ -96,3 +96,6 @@ class ToolSettings(BaseModel):
     # After outside content enters the context, write, execute and network commands need a
     # person's approval even in continuous mode; False opts out.
     approve_after_untrusted: bool = True
+    # The files in the workspace when a run starts (or resumes) are the person's, not
+    # outside content: they no longer mark the run (files others change later still do).
+    trust_workspace: bool = False

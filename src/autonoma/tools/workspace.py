@@ -301,16 +301,20 @@ class Workspace:
         except (OSError, WorkspaceError):
             return False
 
-    def is_file(self, path: str) -> bool:
+    def stat(self, path: str) -> os.stat_result | None:
+        """The stat of the regular file `path` (links not followed); None if it is not one."""
         try:
             parts = self._parts(path)
             if not parts:
-                return False
+                return None
             with self._folder(parts[:-1]) as folder:
-                mode = os.stat(parts[-1], dir_fd=folder, follow_symlinks=False).st_mode
-                return stat.S_ISREG(mode)
+                found = os.stat(parts[-1], dir_fd=folder, follow_symlinks=False)
         except (OSError, WorkspaceError):
-            return False
+            return None
+        return found if stat.S_ISREG(found.st_mode) else None
+
+    def is_file(self, path: str) -> bool:
+        return self.stat(path) is not None
 
     # walking
 
