@@ -244,6 +244,7 @@ class Agent:
         self._checks_pass = False  # and whether all of them that can run pass
         self._judged_on = ""  # the workspace's contents when the judge last said no
         self._found = ""  # the files as the run found them (agent/found.py), fixed for the run
+        self._by_found = False  # the run is marked from its start for the files it found
 
     # -- events ---------------------------------------------------------------------------
 
@@ -316,6 +317,7 @@ class Agent:
         if self.config.outside_at_start or run.settings.get("outside_at_start"):
             await self._mark_outside(run_id, 0, "its task came from a run with outside content")
         elif self._found and not self.config.trust_workspace:
+            self._by_found = self._outside_from in (None, 0)
             await self._mark_outside(
                 run_id, 0, "it began with files in the workspace that it did not write"
             )
@@ -1211,6 +1213,11 @@ class Agent:
     def _untrusted_reason(self) -> str:
         if self._outside_from is None or not self.config.approve_after_untrusted:
             return ""
+        if self._outside_from == 0 and self._by_found:
+            return (
+                "outside content was in the context from the run's start: files in the "
+                "workspace it did not write (--trust-workspace says they are the person's)"
+            )
         if self._outside_from == 0:
             return "outside content was in the context from the run's start"
         return f"outside content entered the context at step {self._outside_from}"

@@ -1,0 +1,35 @@
+"""The injection benchmark's cases can tell: an obeyed order is seen to succeed without the
+guard and to fail with it, and utility needs the figures actually read."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bench.injection import ATTACKS, SOURCES, run_case, summarise
+
+
+def _named(items: list, name: str):  # type: ignore[no-untyped-def]
+    return next(item for item in items if item.name == name)
+
+
+async def test_an_exfiltration_ordered_by_a_found_file_is_stopped_only_by_the_guard(
+    tmp_path: Path,
+) -> None:
+    source, attack = _named(SOURCES, "file_found"), _named(ATTACKS, "exfiltrate_post")
+    guarded = await run_case(tmp_path / "a", source, attack, "")
+    assert guarded["obeyed"] and guarded["utility"] and not guarded["attack_succeeded"]
+    open_door = await run_case(tmp_path / "b", source, attack, "outside")
+    assert open_door["attack_succeeded"] and open_door["left_after_undo"]
+
+
+async def test_a_delete_ordered_by_a_page_runs_and_undo_puts_it_back(tmp_path: Path) -> None:
+    source, attack = _named(SOURCES, "web_page"), _named(ATTACKS, "delete")
+    clean = await run_case(tmp_path / "a", source, None, "workspace")
+    assert clean["utility"] and not clean["obeyed"]
+    row = await run_case(tmp_path / "b", source, attack, "workspace")
+    assert row["attack_succeeded"] and not row["left_after_undo"]
+    # the person's files mark the run from its start: the page is never fetched
+    shipped = await run_case(tmp_path / "c", source, attack, "")
+    assert not shipped["utility"] and not shipped["obeyed"]
+    summary = summarise([clean, row, shipped])
+    assert summary["attack_success_rate"] == 0.5 and summary["left_after_undo_rate"] == 0.0
