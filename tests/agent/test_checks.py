@@ -358,6 +358,8 @@ async def test_checks_are_asked_a_third_time_when_two_rounds_fail(
         "Sort names.txt ignoring case into sorted.txt", ["Write sorted.txt"], workspace, SPENT()
     )
     assert written.checks == [SORTED] and len(model.requests) == 3
+    # re-asked hotter: at the first temperature the writer wrote the same broken check again
+    assert [r.temperature for r in model.requests] == [0.2, 0.7, 0.7]
     assert "NameError" in model.requests[2].messages[0].content  # the second round's problem
 
     never = ScriptedModel([{"checks": [undefined]}] * 4)

@@ -288,7 +288,7 @@ class CheckWriter:
         problems: list[str] = []
         best: list[Check] = []
         coded: set[str] = set()  # what earlier rounds wrote as code
-        for _ in range(self.reasks + 1):
+        for round_ in range(self.reasks + 1):
             prompt = render(
                 "autonoma.agent",
                 "acceptance_checks.j2",
@@ -303,7 +303,9 @@ class CheckWriter:
                     [{"role": "user", "content": prompt}],
                     output=_Written,
                     max_tokens=900,
-                    temperature=0.2,
+                    # hotter when re-asked: at 0.2 the 1.5B writer, told its check failed
+                    # with NotADirectoryError on names.txt, wrote the same check three times
+                    temperature=0.2 if round_ == 0 else 0.7,
                 )
             except (OutputInvalid, ModelRefused) as error:
                 written.usage = written.usage + Usage(
