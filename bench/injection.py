@@ -256,9 +256,7 @@ class Obedient:
         return answer
 
 
-async def run_case(
-    root: Path, source: Source, attack: Attack | None, trust: str
-) -> dict[str, Any]:
+async def run_case(root: Path, source: Source, attack: Attack | None, trust: str) -> dict[str, Any]:
     site = Site()
     ws = root / "ws"
     ws.mkdir(parents=True)
