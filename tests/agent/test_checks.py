@@ -387,3 +387,43 @@ async def test_a_code_check_sent_back_cannot_come_back_judged(
     assert written.checks == [SORTED]
     assert "a program can decide it" in written.discarded[1]
     assert "a program can decide it" in model.requests[2].messages[0].content
+
+
+@needs_bwrap
+async def test_a_check_its_writers_own_example_fails_is_sent_back(
+    runner: CheckRunner, workspace: Workspace
+) -> None:
+    """fix_typo on the 1.5B writer: its check expected "read" where the goal corrects
+    "recieve"; its example of the finished file, written out, says "receive"."""
+    (workspace.root / "readme.txt").write_text("You will recieve a key.\n")
+    shutil.copy(workspace.root / "readme.txt", runner.start / "readme.txt")
+    wrong = code(
+        "readme.txt has the typo corrected",
+        "expected = before('readme.txt').replace('recieve', 'read')\n"
+        "got = open('readme.txt').read()\nassert got == expected, got",
+    )
+    right = code(
+        "readme.txt has the typo corrected",
+        "expected = before('readme.txt').replace('recieve', 'receive')\n"
+        "got = open('readme.txt').read()\nassert got == expected, got",
+    )
+    example = {"readme.txt": "You will receive a key.\n"}
+    model = ScriptedModel(
+        [{"checks": [wrong], "example": example}, {"checks": [right], "example": example}]
+    )
+    task = "readme.txt misspells one word as recieve. Correct it in readme.txt, nothing else."
+    written = await CheckWriter(model, runner).write(task, [task], workspace, SPENT())
+    assert [c.code for c in written.checks] == [right["code"]]
+    assert "fails on your own example of the finished files (readme.txt)" in written.discarded[0]
+    assert "AssertionError" in written.discarded[0]
+    assert (workspace.root / "readme.txt").read_text() == "You will recieve a key.\n"  # untouched
+
+    # when every round's check and example disagree, which is wrong cannot be told: the
+    # first round's check is kept rather than none
+    stubborn = ScriptedModel([{"checks": [wrong], "example": example}] * 3)
+    kept = await CheckWriter(stubborn, runner).write(task, [task], workspace, SPENT())
+    assert [c.code for c in kept.checks] == [wrong["code"]] and len(stubborn.requests) == 3
+    # an example naming a path out of the workspace is not tried, and does not block
+    away = ScriptedModel([{"checks": [right], "example": {"../../x.txt": "x"}}])
+    assert (await CheckWriter(away, runner).write(task, [task], workspace, SPENT())).checks
+    assert not (runner.start.parent.parent / "x.txt").exists()

@@ -1,0 +1,132 @@
+"""How good are the acceptance checks the embedded model writes? For each goal of
+bench/everyday_goals.py: the checks are written on the workspace as the goal starts (as a run
+does, with the sandbox and the judge guarding them), then run on the goal's reference
+solution. A kept code check must fail at the start (the writer's guard sees to that) and pass
+on the reference: one that fails there is wrong, and a run held to it can never finish or,
+fitted to it, finishes wrong (count_words' check counted characters, fix_typo's expected
+"read" for "recieve"). Judged checks are counted, not run (their judge is the model again).
+
+    python bench/check_writer.py --label NAME [--goals a,b,...] [--no-examples]
+
+Writes bench/results/check_writer_NAME.json: per goal the checks with their code, what was
+sent back, and whether each code check passed on the reference.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from autonoma.agent.checks import CheckRunner, CheckWriter, Judge
+from autonoma.llm import Model, open_model
+from autonoma.runtime.budget import BudgetSpent
+from autonoma.tools import Workspace
+from autonoma.tools.sandbox import Sandbox, make_sandbox
+from autonoma.tools.settings import SandboxSettings
+from bench.common import write_result
+from bench.everyday_goals import BY_NAME, GOALS, Goal
+
+
+async def write_and_try(
+    model: Model, sandbox: Sandbox, goal: Goal, root: Path, examples: bool = True
+) -> dict[str, Any]:
+    start, done = root / "start", root / "ws"
+    start.mkdir(parents=True)
+    goal.setup(start)
+    shutil.copytree(start, done)
+    workspace = Workspace(done)
+    spent = BudgetSpent()
+    began = time.monotonic()
+    runner = CheckRunner(sandbox, workspace, start)
+    writer = CheckWriter(model, runner, judge=Judge(model), examples=examples)
+    written = await writer.write(goal.goal, [goal.goal], workspace, spent)
+    seconds = round(time.monotonic() - began, 1)
+    goal.solve(done)  # the reference solution, where the checks now run
+    tried = []
+    for check in written.checks:
+        row: dict[str, Any] = {"what": check.what, "kind": check.kind, "code": check.code}
+        if check.kind == "code":
+            result = await CheckRunner(sandbox, Workspace(done), start).run(check)
+            row |= {"passes_on_reference": result.passed, "output": result.output[:300]}
+        tried.append(row)
+    coded = [t for t in tried if t["kind"] == "code"]
+    return {
+        "goal": goal.name,
+        "seconds": seconds,
+        "tokens": written.usage.total_tokens + spent.tokens,
+        "checks": tried,
+        "discarded": written.discarded,
+        "none_kept": not written.checks,
+        "code_checks": len(coded),
+        "code_checks_right": sum(t["passes_on_reference"] for t in coded),
+        "judged_checks": len(tried) - len(coded),
+        "all_right": bool(coded) and all(t["passes_on_reference"] for t in coded),
+    }
+
+
+def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    code = sum(r["code_checks"] for r in rows)
+    return {
+        "goals": len(rows),
+        "goals_with_a_code_check": sum(r["code_checks"] > 0 for r in rows),
+        "goals_whose_code_checks_all_pass_the_reference": sum(r["all_right"] for r in rows),
+        "goals_with_a_wrong_code_check": sum(
+            r["code_checks_right"] < r["code_checks"] for r in rows
+        ),
+        "goals_with_no_check_kept": sum(r["none_kept"] for r in rows),
+        "goals_judged_only": sum(r["code_checks"] == 0 and not r["none_kept"] for r in rows),
+        "code_checks": code,
+        "code_checks_right": sum(r["code_checks_right"] for r in rows),
+        "seconds_per_goal": round(sum(r["seconds"] for r in rows) / max(len(rows), 1), 1),
+    }
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--label", required=True)
+    parser.add_argument("--model", default="qwen2.5-coder-1.5b")
+    parser.add_argument("--goals", default=",".join(g.name for g in GOALS))
+    parser.add_argument(
+        "--no-examples", action="store_true", help="do not try checks on the writer's example"
+    )
+    args = parser.parse_args()
+    goals = [BY_NAME[name] for name in args.goals.split(",")]
+    sandbox = make_sandbox(SandboxSettings())
+    rows: list[dict[str, Any]] = []
+    result: dict[str, Any] = {
+        "label": args.label,
+        "model": f"local:{args.model}",
+        "examples": not args.no_examples,
+    }
+    with tempfile.TemporaryDirectory(prefix="autonoma-checks-") as tmp:
+        os.environ["AUTONOMA_HOME"] = tmp
+        model = open_model(f"local:{args.model}")
+        try:
+            for goal in goals:
+                place = Path(tmp) / goal.name
+                row = await write_and_try(model, sandbox, goal, place, not args.no_examples)
+                rows.append(row)
+                print(
+                    goal.name,
+                    f"{row['code_checks_right']} of {row['code_checks']} code checks right",
+                    f"{row['judged_checks']} judged, {row['seconds']} s",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                result |= {"summary": summarise(rows), "runs": rows}
+                write_result(f"check_writer_{args.label}", result)
+        finally:
+            await model.aclose()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
