@@ -321,3 +321,52 @@ async def test_a_planned_task_given_a_marked_tasks_result_starts_marked(tmp_path
     assert runs["t2"].settings.get("outside_at_start") is True
     assert not runs["t3"].settings.get("outside_at_start")
     assert SENT == ["hello"]  # t3's own post went; t2's, handed the page's words, did not
+
+
+async def test_files_an_unmarked_task_wrote_are_its_plans_own_and_a_marked_ones_are_not(
+    tmp_path: Path,
+) -> None:
+    """A planned task reads what earlier tasks made: that is the plan's own work, unless the
+    task that wrote it had outside content in its context."""
+    SENT.clear()
+    plan = {
+        "tasks": [
+            {"id": "t1", "task": "Write notes", "dep": [], "value": 5, "effort": 5},
+            {"id": "t2", "task": "Read a page", "dep": [], "value": 5, "effort": 5},
+            {"id": "t3", "task": "Send the notes", "dep": ["t1", "t2"], "value": 5, "effort": 5},
+        ]
+    }
+    steps = {
+        "t1": [act("write_file", path="notes.txt", text="ours"), act("task_complete", reason="")],
+        "t2": [
+            act("fetch", url="http://news.test"),
+            act("write_file", path="page.txt", text="from the page"),
+            act("task_complete", reason=""),
+        ],
+        "t3": [
+            act("read_file", path="notes.txt"),
+            act("read_file", path="page.txt"),
+            act("task_complete", reason="read both"),
+        ],
+    }
+    store = RunStore(tmp_path / "runs.db")
+    model = ScriptedModel(Planet([plan], steps))
+    settings = RunSettings(
+        checks=False, model="scripted", continuous=True, memory=False, strategy="plan",
+        task_steps=4, concurrency=1, tools=ToolSettings(groups=[]),
+    )  # fmt: skip
+    run, _ = await create_run(
+        store, model, "Send the notes", settings, workspace=tmp_path / "ws", identity=IDENTITY
+    )
+    registry = default_tools()
+    registry.add(post)
+    registry.add(fetch)
+    await run_agent(store, model, run, approver=RefuseWithoutTerminal(), tools=registry)
+    runs = {child.task_id: child for child in store.children(run.id)}
+    t3 = store.steps(runs["t3"].id)
+    # t3 is handed t2's result, so it starts marked; but what it reads is told apart:
+    # notes.txt is t1's (unmarked) and reads as the plan's own, page.txt is t2's
+    assert [(s.arguments.get("path"), s.untrusted) for s in t3[:2]] == [
+        ("notes.txt", False),
+        ("page.txt", True),
+    ]

@@ -8,6 +8,7 @@ the person, or a model that cannot be reached (which leaves the run resumable).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -75,11 +76,18 @@ from autonoma.runtime.budget import (
     SharedBudget,
     describe_left,
 )
-from autonoma.runtime.store import EventRecord, RunRecord, RunStatus, RunStore, StepRecord
+from autonoma.runtime.store import (
+    EventRecord,
+    RunNotFound,
+    RunRecord,
+    RunStatus,
+    RunStore,
+    StepRecord,
+)
 from autonoma.templating import render
 from autonoma.tools import Risk, Tool, ToolContext, ToolRegistry, ToolResult, Workspace
 from autonoma.tools.bridge import run_program
-from autonoma.tools.changes import Change, journal_of
+from autonoma.tools.changes import Change, ChangeJournal, journal_of
 from autonoma.tools.provenance import OwnFiles
 from autonoma.tools.retrieval import ToolRetriever, imagine_tool, step_query
 from autonoma.tools.sandbox import Sandbox, SandboxError
@@ -309,14 +317,16 @@ class Agent:
         )
         journal = journal_of(self.store.path.parent, run.id, workspace.root)
         await asyncio.to_thread(journal.begin)
-        context.own = OwnFiles(workspace, await asyncio.to_thread(journal.own_shas))
+        shas = await asyncio.to_thread(self._own_shas, run, journal)
+        context.own = own = await asyncio.to_thread(OwnFiles, workspace, shas)
         if self.config.trust_workspace:
             for name in await asyncio.to_thread(workspace.files):
-                await asyncio.to_thread(context.own.wrote, name)
+                await asyncio.to_thread(own.wrote, name)
+        unvouched = await asyncio.to_thread(lambda: own.foreign(workspace.files()))
         # stored with a task's or a sub-agent's run: honoured however the run is driven
         if self.config.outside_at_start or run.settings.get("outside_at_start"):
             await self._mark_outside(run_id, 0, "its task came from a run with outside content")
-        elif self._found and not self.config.trust_workspace:
+        elif self._found and unvouched and not self.config.trust_workspace:
             self._by_found = self._outside_from in (None, 0)
             await self._mark_outside(
                 run_id, 0, "it began with files in the workspace that it did not write"
@@ -1235,6 +1245,24 @@ class Agent:
             await self.emit(run_id, "outside_entered", n or None, why=why)
         if self.memory is not None:
             self.memory.outside_from = self._outside_from
+
+    def _own_shas(self, run: RunRecord, journal: ChangeJournal) -> dict[str, str]:
+        """What the run wrote (from its change journal), and for a task's or a sub-agent's
+        run also what the runs it works beside wrote (its parent's and its siblings'), unless
+        they had outside content in their context: a planned task reads the files earlier
+        tasks made as its inputs."""
+        shas = journal.own_shas()
+        if not run.parent_id:
+            return shas
+        home = self.store.path.parent
+        beside = self.store.children(run.parent_id)  # a worker's store may hold no parent
+        with contextlib.suppress(RunNotFound):
+            beside.append(self.store.get_run(run.parent_id))
+        for other in beside:
+            if other.id != run.id and not self.store.carries_outside(other.id):
+                vouched = journal_of(home, other.id, Path(run.workspace)).own_shas()
+                shas = vouched | shas
+        return shas
 
     def _adopt(self, step: StepRecord, changed: list[Change], own: OwnFiles | None) -> None:
         """Files a step's code changed in the workspace directly (not through a file tool)

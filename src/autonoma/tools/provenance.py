@@ -37,8 +37,9 @@ class OwnFiles:
     def __init__(self, workspace: Workspace, shas: dict[str, str] | None = None) -> None:
         self.workspace = workspace
         self._own: dict[str, _Written] = {}
-        for path, sha in (shas or {}).items():  # a resumed run's, from its change journal
-            self._keep(path, sha)
+        for path, sha in (shas or {}).items():  # from change journals: still what they say?
+            if self._hash(path) == sha:
+                self._keep(path, sha)
 
     def wrote(self, path: str, data: bytes | None = None) -> None:
         """The run wrote `path`: `data` is its whole content now, if the caller has it."""
