@@ -34,6 +34,8 @@ def test_defaults_and_none() -> None:
     assert settings.groups == ["calculator", "code", "web", "person"]
     assert settings.sandbox.backend == "bwrap" and settings.approve_after_untrusted
     assert tool_settings_from(None, "none", [], False, False).groups == []
+    assert not settings.trust_workspace
+    assert tool_settings_from(None, "none", [], False, False, True).trust_workspace
 
 
 @pytest.mark.parametrize(
