@@ -6,7 +6,7 @@ on the reference: one that fails there is wrong, and a run held to it can never 
 fitted to it, finishes wrong (count_words' check counted characters, fix_typo's expected
 "read" for "recieve"). Judged checks are counted, not run (their judge is the model again).
 
-    python bench/check_writer.py --label NAME [--goals a,b,...] [--no-examples]
+    python bench/check_writer.py --label NAME [--goals a,b,...] [--model qwen2.5-coder-1.5b]
 
 Writes bench/results/check_writer_NAME.json: per goal the checks with their code, what was
 sent back, and whether each code check passed on the reference.
@@ -36,9 +36,7 @@ from bench.common import write_result
 from bench.everyday_goals import BY_NAME, GOALS, Goal
 
 
-async def write_and_try(
-    model: Model, sandbox: Sandbox, goal: Goal, root: Path, examples: bool = True
-) -> dict[str, Any]:
+async def write_and_try(model: Model, sandbox: Sandbox, goal: Goal, root: Path) -> dict[str, Any]:
     start, done = root / "start", root / "ws"
     start.mkdir(parents=True)
     goal.setup(start)
@@ -47,8 +45,9 @@ async def write_and_try(
     spent = BudgetSpent()
     began = time.monotonic()
     runner = CheckRunner(sandbox, workspace, start)
-    writer = CheckWriter(model, runner, judge=Judge(model), examples=examples)
-    written = await writer.write(goal.goal, [goal.goal], workspace, spent)
+    written = await CheckWriter(model, runner, judge=Judge(model)).write(
+        goal.goal, [goal.goal], workspace, spent
+    )
     seconds = round(time.monotonic() - began, 1)
     goal.solve(done)  # the reference solution, where the checks now run
     tried = []
@@ -95,25 +94,17 @@ async def main() -> None:
     parser.add_argument("--label", required=True)
     parser.add_argument("--model", default="qwen2.5-coder-1.5b")
     parser.add_argument("--goals", default=",".join(g.name for g in GOALS))
-    parser.add_argument(
-        "--no-examples", action="store_true", help="do not try checks on the writer's example"
-    )
     args = parser.parse_args()
     goals = [BY_NAME[name] for name in args.goals.split(",")]
     sandbox = make_sandbox(SandboxSettings())
     rows: list[dict[str, Any]] = []
-    result: dict[str, Any] = {
-        "label": args.label,
-        "model": f"local:{args.model}",
-        "examples": not args.no_examples,
-    }
+    result: dict[str, Any] = {"label": args.label, "model": f"local:{args.model}"}
     with tempfile.TemporaryDirectory(prefix="autonoma-checks-") as tmp:
         os.environ["AUTONOMA_HOME"] = tmp
         model = open_model(f"local:{args.model}")
         try:
             for goal in goals:
-                place = Path(tmp) / goal.name
-                row = await write_and_try(model, sandbox, goal, place, not args.no_examples)
+                row = await write_and_try(model, sandbox, goal, Path(tmp) / goal.name)
                 rows.append(row)
                 print(
                     goal.name,

@@ -17,12 +17,11 @@ import ast
 import asyncio
 import hashlib
 import re
-import tempfile
 from collections.abc import Container, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -98,11 +97,6 @@ def task_check(task: str) -> Check:
 
 class _Written(BaseModel):
     checks: list[Check] = Field(min_length=1, max_length=6)
-    # the files a finished work would leave, as the writer sees them (name -> whole text):
-    # each code check must pass on them too, or the check or the example is wrong
-    example: dict[str, Annotated[str, Field(max_length=4000)]] = Field(
-        default_factory=dict, max_length=4
-    )
 
 
 class _Judgement(BaseModel):
@@ -278,13 +272,12 @@ class CheckWriter:
 
     def __init__(
         self, model: Model, runner: CheckRunner | None, *, judge: Judge | None = None,
-        reasks: int = 2, examples: bool = True,
+        reasks: int = 2,
     ) -> None:  # fmt: skip
         self.model = model
         self.runner = runner
         self.judge = judge
         self.reasks = reasks
-        self.examples = examples  # try each code check on the writer's example result
 
     async def write(
         self, task: str, goals: Sequence[str], workspace: Workspace, spent: BudgetSpent
@@ -294,7 +287,6 @@ class CheckWriter:
         written = Written()
         problems: list[str] = []
         best: list[Check] = []
-        unsure: list[Check] = []  # sound but for failing the writer's own example
         coded: set[str] = set()  # what earlier rounds wrote as code
         for round_ in range(self.reasks + 1):
             prompt = render(
@@ -325,20 +317,14 @@ class CheckWriter:
             written.usage = written.usage + response.usage
             written.cost_usd += response.cost_usd
             checks = response.data.checks
-            example = response.data.example if self.examples else {}
-            kept, problems, doubted = await self._sift(
-                checks, task, goals, workspace, spent, coded, example
-            )
+            kept, problems = await self._sift(checks, task, goals, workspace, spent, coded)
             coded |= {_said(c.what) for c in checks if c.kind == "code"}
             written.discarded += problems
             if len(kept) > len(best) or (kept and not problems):
                 best = kept
-            unsure = unsure or kept + doubted
             if not problems:
                 break
-        # a check and the writer's example disagreed in every round: which is wrong cannot be
-        # told, so the first round's checks are kept rather than none
-        written.checks = (best or unsure)[:6]
+        written.checks = best[:6]
         if written.checks:
             written.error = ""
         elif not written.error:
@@ -353,11 +339,8 @@ class CheckWriter:
         workspace: Workspace,
         spent: BudgetSpent,
         coded: AbstractSet[str] = frozenset(),
-        example: dict[str, str] | None = None,
-    ) -> tuple[list[Check], list[str], list[Check]]:
-        """The checks kept, the problems of the others, and those whose only problem was
-        failing on the writer's example of a finished result."""
-        kept, problems, doubted = [], [], []
+    ) -> tuple[list[Check], list[str]]:
+        kept, problems = [], []
         for check in checks:
             mended = mend_json_slips(check.code) if check.kind == "code" else ""
             check = check.model_copy(update={"goal": min(check.goal, len(goals)), "code": mended})
@@ -378,15 +361,11 @@ class CheckWriter:
                 problem = problem or _reads_no_result(check, [task, *goals], workspace)
                 problem = problem or _before_of_the_new(check, workspace)
                 problem = problem or await self._fails_for_nothing(check)
-                if not problem and example:
-                    problem = await self._fails_on_example(check, example, workspace)
-                    if problem and check not in doubted:
-                        doubted.append(check)
             if problem:
                 problems.append(f"the check {check.what!r} {problem}")
             elif check not in kept:
                 kept.append(check)
-        return kept, problems, doubted
+        return kept, problems
 
     async def _judged_problem(
         self,
@@ -416,29 +395,6 @@ class CheckWriter:
             return "asserts nothing, so it checks only that its files can be read: add an assert"
         return ""
 
-    async def _fails_on_example(
-        self, check: Check, example: dict[str, str], workspace: Workspace
-    ) -> str:
-        """Run on the workspace with the writer's example of a finished result written in: a
-        sound check passes there (unless the example is wrong). The 1.5B writer expected
-        "read" where the goal corrects "recieve", and counted a quote's characters as its
-        words: checks no finished work could pass."""
-        assert self.runner is not None
-        with tempfile.TemporaryDirectory(prefix="autonoma-example-") as folder:
-            scratch = Path(folder) / "ws"
-            if not await asyncio.to_thread(_copy_with, workspace, scratch, example):
-                return ""  # too big to copy, or an example that is not a workspace file
-            runner = CheckRunner(self.runner.sandbox, Workspace(scratch), self.runner.start)
-            result = await runner.run(check)
-        if result.passed or _error_name(result.output) not in MEANINGFUL_FAILURES:
-            return ""
-        names = ", ".join(sorted(example))
-        return (
-            f"fails on your own example of the finished files ({names}) with {result.output}: "
-            "the check or the example is wrong; compute expected values from the input files "
-            "as the goal says"
-        )
-
     async def _fails_for_nothing(self, check: Check) -> str:
         """Run on the workspace before the work: a check must fail, and for a reason."""
         assert self.runner is not None
@@ -451,30 +407,6 @@ class CheckWriter:
         if _error_name(result.output) not in MEANINGFUL_FAILURES:
             return f"is broken: before any work it fails with {result.output}"
         return ""
-
-
-EXAMPLE_COPY_FILES = 500  # a bigger workspace is not copied to try the example in
-EXAMPLE_COPY_BYTES = 20_000_000
-
-
-def _copy_with(workspace: Workspace, scratch: Path, example: dict[str, str]) -> bool:
-    """The workspace's files copied to `scratch` with the example's written over them (all
-    through the jail); False if it is too big, or an example names no workspace file."""
-    entries = list(workspace.walk(most=EXAMPLE_COPY_FILES + 1))
-    size = sum(e.stat.st_size for e in entries if e.stat is not None)
-    if len(entries) > EXAMPLE_COPY_FILES or size > EXAMPLE_COPY_BYTES:
-        return False
-    scratch.mkdir(parents=True)
-    target = Workspace(scratch)
-    try:
-        for entry in entries:
-            if not entry.cut and entry.stat is not None:
-                target.write(entry.path, b"".join(workspace.chunks(entry.path)))
-        for name, text in example.items():
-            target.write(name, text.encode("utf-8"))
-    except (OSError, WorkspaceError):
-        return False
-    return True
 
 
 def _reads_no_result(check: Check, texts: Sequence[str], workspace: Workspace) -> str:
