@@ -607,18 +607,15 @@ def _cut(text: str, limit: int, size: int = 0, cut: bool = False) -> str:
 
 
 def _before(start: Path | None, name: str) -> str | None:
-    """A file's text as the run found it; None if it was not there (or no start is kept)."""
+    """A file's text as the run found it; None if it was not there (or no start is kept).
+    Read through the workspace jail, so a name with ../ or a link leads nowhere."""
     if start is None:
         return None
     try:
-        path = (start / name).resolve()
-        if not path.is_relative_to(start.resolve()):
-            return None  # a name with ../ or a link in the copy: not the workspace's file
-        if not path.is_file() or path.stat().st_size > JUDGED_BYTES:
-            return None
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        found = Workspace(start).read(name, JUDGED_BYTES)
+    except (OSError, WorkspaceError):
         return None
+    return None if found.cut else found.text()
 
 
 def checks_to_text(checks: Sequence[Check]) -> str:

@@ -290,10 +290,11 @@ class Agent:
         if self.memory is not None:
             context.extras.update(memory=self.memory)
         await self._close_interrupted(run_id, steps)
-        own_steps = (s.n for s in steps if s.untrusted)  # runs stored before outside_entered
-        self._outside_from = remembered.outside_from
-        if self._outside_from is None:
-            self._outside_from = next(own_steps, None)
+        # runs stored before `outside_entered` was recorded: their first untrusted step
+        first_untrusted = next((s.n for s in steps if s.untrusted), None)
+        self._outside_from = (
+            first_untrusted if remembered.outside_from is None else remembered.outside_from
+        )
         every = await asyncio.to_thread(self.store.steps, run_id)
         steps = [s for s in every if s.n >= remembered.first_step]  # the current trial's
         monitor = None
@@ -319,14 +320,17 @@ class Agent:
         await asyncio.to_thread(journal.begin)
         shas = await asyncio.to_thread(self._own_shas, run, journal)
         context.own = own = await asyncio.to_thread(OwnFiles, workspace, shas)
+        there = await asyncio.to_thread(workspace.files)
         if self.config.trust_workspace:
-            for name in await asyncio.to_thread(workspace.files):
-                await asyncio.to_thread(own.wrote, name)
-        unvouched = await asyncio.to_thread(lambda: own.foreign(workspace.files()))
+            await asyncio.to_thread(own.adopt, there)
         # stored with a task's or a sub-agent's run: honoured however the run is driven
         if self.config.outside_at_start or run.settings.get("outside_at_start"):
             await self._mark_outside(run_id, 0, "its task came from a run with outside content")
-        elif self._found and unvouched and not self.config.trust_workspace:
+        elif (
+            self._found
+            and not self.config.trust_workspace
+            and bool(await asyncio.to_thread(own.foreign, there))
+        ):
             self._by_found = self._outside_from in (None, 0)
             await self._mark_outside(
                 run_id, 0, "it began with files in the workspace that it did not write"
@@ -1270,11 +1274,10 @@ class Agent:
         tool = self.tools.get(step.command)
         if own is None or tool is None or not tool.undoable or tool.risk is not Risk.EXECUTE:
             return
+        own.adopt([c.path for c in changed if c.after is not None])
         for change in changed:
             if change.after is None:
                 own.removed(change.path)
-            else:
-                own.wrote(change.path)
 
     async def _approve(
         self, run_id: str, n: int, action: Action, risk: Risk, reason: str = ""

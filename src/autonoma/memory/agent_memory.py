@@ -86,19 +86,12 @@ class AgentMemory:
             NewRecord(
                 agent=self.agent,
                 run_id=self.run_id,
-                kind="action",
-                text=action,
+                kind=kind,
+                text=text,
                 created_at=at,
                 outside=outside,
-            ),
-            NewRecord(
-                agent=self.agent,
-                run_id=self.run_id,
-                kind="result",
-                text=result,
-                created_at=at,
-                outside=outside,
-            ),
+            )
+            for kind, text in (("action", action), ("result", result))
         ]
 
     def _outside_at(self, n: int) -> bool:

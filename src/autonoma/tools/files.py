@@ -35,17 +35,10 @@ def read_file(context: ToolContext, path: str) -> ToolResult:
         said = f"{path} (first {MAX_READ_BYTES} of {found.size} bytes):\n{text}"
     else:
         said = f"{path} ({text_size(text)}):\n{text}"
+    # a file the run did not write is outside content; read whole, it is compared by hash
     whole = None if found.cut else found.data
-    return ToolResult(True, said, untrusted=_outside(context, [path], whole))
-
-
-def _outside(context: ToolContext, paths: list[str], data: bytes | None = None) -> bool:
-    """Whether any of the files shown holds what the run did not write."""
-    if context.own is None:
-        return False
-    if data is not None and len(paths) == 1:
-        return not context.own.holds(paths[0], data)
-    return bool(context.own.foreign(paths))
+    outside = context.own is not None and not context.own.holds(path, whole)
+    return ToolResult(True, said, untrusted=outside)
 
 
 def text_size(text: str) -> str:

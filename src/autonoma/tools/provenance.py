@@ -17,7 +17,6 @@ the step's. Kept per run, in memory, and rebuilt from the change journal when a 
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -47,6 +46,12 @@ class OwnFiles:
         if sha is not None:
             self._keep(path, sha)
 
+    def adopt(self, paths: Iterable[str]) -> None:
+        """The files `paths` hold now count as the run's own (what its code wrote in a step,
+        or what the person says is theirs)."""
+        for path in paths:
+            self.wrote(path)
+
     def appended(self, path: str, was_own: bool) -> None:
         """The run appended to `path`: still its own if it was before (or was not there)."""
         if was_own:
@@ -64,7 +69,7 @@ class OwnFiles:
             return False
         if data is not None:
             return hashlib.sha256(data).hexdigest() == written.sha
-        stat = self._stat(path)
+        stat = self.workspace.stat(path)
         if stat is None:
             return False
         if (stat.st_size, stat.st_mtime_ns) == (written.size, written.mtime_ns):
@@ -72,7 +77,7 @@ class OwnFiles:
         return self._hash(path) == written.sha
 
     def absent_or_own(self, path: str) -> bool:
-        return self._stat(path) is None or self.holds(path)
+        return self.workspace.stat(path) is None or self.holds(path)
 
     def foreign(self, paths: Iterable[str]) -> list[str]:
         """Those of `paths` that hold what the run did not write."""
@@ -83,12 +88,9 @@ class OwnFiles:
         return [p for p in paths if p not in self._own]
 
     def _keep(self, path: str, sha: str) -> None:
-        stat = self._stat(path)
+        stat = self.workspace.stat(path)
         if stat is not None:
             self._own[path] = _Written(stat.st_size, stat.st_mtime_ns, sha)
-
-    def _stat(self, path: str) -> os.stat_result | None:
-        return self.workspace.stat(path)
 
     def _hash(self, path: str) -> str | None:
         digest, size = hashlib.sha256(), 0
