@@ -33,7 +33,7 @@ from autonoma.tools import Workspace
 from autonoma.tools.sandbox import Sandbox, make_sandbox
 from autonoma.tools.settings import SandboxSettings
 from bench.common import write_result
-from bench.everyday_goals import BY_NAME, GOALS, Goal
+from bench.everyday_goals import GOALS, Goal, goals_named
 
 
 async def write_and_try(model: Model, sandbox: Sandbox, goal: Goal, root: Path) -> dict[str, Any]:
@@ -95,7 +95,10 @@ async def main() -> None:
     parser.add_argument("--model", default="qwen2.5-coder-1.5b")
     parser.add_argument("--goals", default=",".join(g.name for g in GOALS))
     args = parser.parse_args()
-    goals = [BY_NAME[name] for name in args.goals.split(",")]
+    try:
+        goals = goals_named(args.goals)
+    except ValueError as error:
+        parser.error(str(error))
     sandbox = make_sandbox(SandboxSettings())
     rows: list[dict[str, Any]] = []
     result: dict[str, Any] = {"label": args.label, "model": f"local:{args.model}"}

@@ -59,7 +59,7 @@ from autonoma.llm.openai_compat import OpenAICompatModel
 from autonoma.runtime.budget import BudgetLimits
 from autonoma.runtime.store import RunStore
 from bench.common import write_result
-from bench.everyday_goals import BY_NAME, GOALS, Goal
+from bench.everyday_goals import GOALS, Goal, goals_named
 
 LOOP_KINDS = {"repeat", "cycle", "stalled"}
 _requests: contextvars.ContextVar[list[dict[str, Any]] | None] = contextvars.ContextVar(
@@ -372,7 +372,10 @@ async def main() -> None:
         return
     if not args.label:
         parser.error("--label is required")
-    goals = [BY_NAME[name] for name in args.goals.split(",")]
+    try:
+        goals = goals_named(args.goals)
+    except ValueError as error:
+        parser.error(str(error))
     if args.source:
         write_result(f"everyday_{args.label}", part_of(args.source, [g.name for g in goals]))
         return

@@ -334,4 +334,14 @@ NEW_GOALS = [
 GOALS: list[Goal] = [*LOOP_GOALS, *NEW_GOALS]
 BY_NAME = {goal.name: goal for goal in GOALS}
 
-__all__ = ["BY_NAME", "GOALS", "Goal", "read"]
+
+def goals_named(names: str) -> list[Goal]:
+    """The goals a comma-separated --goals names; ValueError naming the unknown ones."""
+    wanted = [name.strip() for name in names.split(",") if name.strip()]
+    unknown = [name for name in wanted if name not in BY_NAME]
+    if unknown:
+        raise ValueError(f"no goal {', '.join(unknown)}; the goals are: {', '.join(BY_NAME)}")
+    return [BY_NAME[name] for name in wanted]
+
+
+__all__ = ["BY_NAME", "GOALS", "Goal", "goals_named", "read"]
