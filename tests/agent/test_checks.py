@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from autonoma.agent.checks import (
+    TOLERATED_NOTE,
     Check,
     CheckRunner,
     CheckWriter,
@@ -97,6 +98,56 @@ async def test_a_check_cannot_change_the_workspace_and_sees_the_start(
         what="imports a module of the workspace", code="from mod import f\nassert f() == 3"
     )
     assert (await runner.run(imports)).passed
+
+
+@needs_bwrap
+async def test_a_files_final_newline_is_not_its_content(
+    runner: CheckRunner, workspace: Workspace
+) -> None:
+    # the 1.5B writer's check of "red, green and blue, one per line" (a planned run in CI)
+    exact = Check(
+        what="colors.txt holds red, green and blue, one per line",
+        code="got = open('colors.txt').read().split('\\n')\n"
+        "assert got == ['red', 'green', 'blue'], got",
+    )
+    (workspace.root / "colors.txt").write_text("red\ngreen\nblue\n\n")
+    passed = await runner.run(exact)
+    assert passed.passed and passed.output == TOLERATED_NOTE
+    without = Check(
+        what="colors.txt holds the three colours",
+        code=(
+            "from pathlib import Path\n"
+            "assert Path('colors.txt').read_text() == 'red\\ngreen\\nblue\\n'"
+        ),
+    )
+    (workspace.root / "colors.txt").write_text("red\ngreen\nblue")
+    assert (await runner.run(without)).passed
+    # what the file says is still checked, and the first failure is the one reported
+    (workspace.root / "colors.txt").write_text("red\nblue\ngreen\n")
+    wrong = await runner.run(exact)
+    assert not wrong.passed and "['red', 'blue', 'green', '']" in wrong.output
+    # the start is read as it was
+    start = Check(what="the start", code="assert before('names.txt').endswith('\\n\\n')")
+    assert not (await runner.run(start)).passed
+
+
+@needs_bwrap
+async def test_a_check_about_line_endings_is_run_as_written(
+    runner: CheckRunner, workspace: Workspace
+) -> None:
+    (workspace.root / "data.txt").write_text("a,b")
+    ends = Check(
+        what="data.txt ends with a newline",
+        code="text = open('data.txt').read()\nassert text[-1:] == '\\n', repr(text)",
+    )
+    result = await runner.run(ends)
+    assert not result.passed and "'a,b'" in result.output
+    (workspace.root / "data.txt").write_text("a,b\n")
+    kept = Check(
+        what="data.txt keeps its text",
+        code="assert not open('data.txt').read().endswith('\\n')",
+    )
+    assert not (await runner.run(kept)).passed
 
 
 @needs_bwrap

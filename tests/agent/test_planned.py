@@ -235,6 +235,31 @@ async def test_the_shared_budget_halts_the_graph_and_resume_keeps_finished_tasks
     assert resumed.spent.steps == 4
 
 
+async def test_tasks_stepping_at_once_do_not_overshoot_the_step_limit(tmp_path: Path) -> None:
+    # three tasks side by side, none ever done: each sees steps left before it asks the model
+    side_by_side = {
+        "tasks": [
+            task("t1", "Write notes on apples", outputs=["apples.txt"]),
+            task("t2", "Write notes on pears", outputs=["pears.txt"]),
+            task("t3", "Write notes on plums", outputs=["plums.txt"]),
+        ]
+    }
+    steps = {t: [act("list_files")] for t in ("t1", "t2", "t3")}
+    for limit in (4, 5):
+        planet = Planet([side_by_side], steps)
+        _, outcome, _ = await start(
+            tmp_path / str(limit),
+            ScriptedModel(planet),
+            limits=BudgetLimits(max_steps=limit),
+            concurrency=3,
+            task_steps=10,
+        )
+        assert outcome.status == "budget_exhausted"
+        assert outcome.spent.steps == limit, outcome.reason
+        assert sum(planet.taken.values()) == limit
+        assert f"step limit reached ({limit} of {limit} steps)" in outcome.reason
+
+
 # the rest of FAN revised after t3 (plums) failed: plum notes from memory instead
 PLUMS_FROM_MEMORY = {
     "tasks": [

@@ -7,7 +7,13 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from autonoma.runtime.budget import BudgetLimits, BudgetSpent, describe_left, exhausted
+from autonoma.runtime.budget import (
+    BudgetLimits,
+    BudgetSpent,
+    SharedBudget,
+    describe_left,
+    exhausted,
+)
 
 NO_LIMITS: dict[str, Any] = {
     "max_steps": None,
@@ -120,3 +126,14 @@ def test_describe_left_never_goes_below_zero_for_tokens_money_and_time() -> None
 def test_describe_left_only_mentions_set_limits() -> None:
     assert describe_left(limits(max_steps=4), BudgetSpent(steps=1)) == "3 steps left"
     assert describe_left(limits(), BudgetSpent(steps=100)) == "no limits"
+
+
+def test_steps_under_way_count_against_the_limit_until_they_end() -> None:
+    shared = SharedBudget(BudgetLimits(max_steps=2), BudgetSpent(steps=1))
+    assert shared.begin_step() is None  # the last step, now under way
+    assert shared.begin_step() == "step limit reached (1 of 2 steps, 1 more under way)"
+    shared.spent.count_step()
+    shared.end_step()
+    assert shared.exhausted() == "step limit reached (2 of 2 steps)"
+    shared.end_step()  # a step that ended twice does not free a step
+    assert shared.begin_step() is not None

@@ -25,6 +25,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from autonoma.agent import check_harness
 from autonoma.agent.completion import deliverables, named_files
 from autonoma.agent.found import file_heads
 from autonoma.agent.pysource import mend_json_slips
@@ -42,35 +43,13 @@ from autonoma.tools.sandbox import Sandbox, SandboxError
 CheckKind = Literal["code", "judged"]
 JUDGED_BYTES = 200_000  # of a named file shown to the judge (its start, and its size)
 
+HARNESS = Path(check_harness.__file__).read_text(encoding="utf-8")
+TOLERATED_NOTE = "passes once the files' final newlines are set aside"
 START_INSIDE = "/start"  # where a bubblewrap check sees the workspace as the run found it
 # Errors a code check may fail with before the work: what it reads is not there yet, or it
 # does not hold what it must. Anything else (NameError, KeyError, SyntaxError) is the check's
 # own bug.
 MEANINGFUL_FAILURES = ("AssertionError", "FileNotFoundError", "ModuleNotFoundError", "ImportError")
-PREAMBLE = """\
-import os, sys
-
-
-class NotThereBefore(Exception):
-    '''before(path) of a file the workspace did not hold: such a check can never pass.'''
-
-
-def before(path):
-    '''The text of a workspace file as it was before the work began.'''
-    full = os.path.join(os.environ["AUTONOMA_START"], path)
-    if not os.path.isfile(full):
-        raise NotThereBefore(
-            f"before({path!r}): {path} was not in the workspace before the work; "
-            "read a file the work makes with open()"
-        )
-    with open(full, encoding="utf-8") as f:
-        return f.read()
-
-
-sys.path.insert(0, os.getcwd())  # -I left it out; a check imports the module it tests
-source = sys.stdin.read()
-exec(compile(source, "check.py", "exec"), {"__name__": "__main__", "before": before})
-"""
 
 
 class Check(BaseModel):
@@ -183,24 +162,32 @@ class CheckRunner:
         inside = self.sandbox.isolated
         start = START_INSIDE if inside else str(self.start)
         binds = [(self.start, START_INSIDE)] if inside and self.start.is_dir() else []
+        tolerant = "0" if _ABOUT_ENDINGS.search(f"{check.what}\n{check.code}") else "1"
         try:
             result = await self.sandbox.run(
-                [self.sandbox.python, "-I", "-c", PREAMBLE],
+                [self.sandbox.python, "-I", "-c", HARNESS],
                 workspace=self.workspace.root,
                 stdin=check.code,
                 writable=False,
-                env={"AUTONOMA_START": start},
+                env={"AUTONOMA_START": start, "AUTONOMA_NEWLINE_TOLERANT": tolerant},
                 binds=binds,
             )
         except SandboxError as error:
             return CheckResult(check, False, f"the check could not run: {error}")
         if result.ok:
-            return CheckResult(check, True, "")
+            tolerated = check_harness.TOLERATED in result.stderr
+            return CheckResult(check, True, TOLERATED_NOTE if tolerated else "")
         told = result.stopped or _tail(result.stderr) or f"exit code {result.exit_code}"
         return CheckResult(check, False, told)
 
     async def run_all(self, checks: Sequence[Check]) -> list[CheckResult]:
         return [await self.run(c) for c in checks if c.kind == "code"]
+
+
+# a check about line endings themselves is run as written (check_harness.py)
+_ABOUT_ENDINGS = re.compile(
+    r"newline|new line|line break|line ending|trailing|endswith|ends? with", re.IGNORECASE
+)
 
 
 def fingerprint(workspace: Workspace) -> str:

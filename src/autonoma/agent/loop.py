@@ -346,14 +346,18 @@ class Agent:
             await self._accept_with(run, identity, workspace, spent, remembered, fresh=not every)
             while status == "running":
                 spent.seconds = clock_base + time.monotonic() - clock_start
-                why = budget.exhausted() or (within and within.exhausted())
+                why = budget.exhausted() or (within and within.begin_step())
                 if why:
                     status, reason = "budget_exhausted", why
                     break
-                self._checks_now, self._checks_pass = await self._checks_status(steps)
-                step, result = await self._step(
-                    run, identity, workspace, context, steps, spent, remembered
-                )
+                try:
+                    self._checks_now, self._checks_pass = await self._checks_status(steps)
+                    step, result = await self._step(
+                        run, identity, workspace, context, steps, spent, remembered
+                    )
+                finally:
+                    if within is not None:
+                        within.end_step()
                 steps.append(step)
                 changed = await asyncio.to_thread(journal.record, step.n)
                 self._adopt(step, changed, context.own)

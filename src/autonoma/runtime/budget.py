@@ -68,6 +68,7 @@ class SharedBudget:
     spent: BudgetSpent
     _started: float = field(default_factory=time.monotonic)
     _base_seconds: float = 0.0
+    _under_way: int = 0  # steps begun and not yet counted
 
     def __post_init__(self) -> None:
         self._base_seconds = self.spent.seconds
@@ -77,14 +78,28 @@ class SharedBudget:
 
     def exhausted(self) -> str | None:
         self.tick()
-        return exhausted(self.limits, self.spent)
+        return exhausted(self.limits, self.spent, self._under_way)
+
+    def begin_step(self) -> str | None:
+        """Why no step may begin now, or None, and then the step is under way until
+        `end_step`: tasks stepping at once cannot together overshoot the step limit (two
+        tasks that each saw 15 of 16 steps spent went on to 17)."""
+        why = self.exhausted()
+        if why is None:
+            self._under_way += 1
+        return why
+
+    def end_step(self) -> None:
+        self._under_way = max(0, self._under_way - 1)
 
 
-def exhausted(limits: BudgetLimits, spent: BudgetSpent) -> str | None:
-    """Why the budget is spent, or None. Checked before every model call, so a run overshoots
-    a limit by at most the one call in flight."""
-    if limits.max_steps is not None and spent.steps >= limits.max_steps:
-        return f"step limit reached ({spent.steps} of {limits.max_steps} steps)"
+def exhausted(limits: BudgetLimits, spent: BudgetSpent, under_way: int = 0) -> str | None:
+    """Why the budget is spent, or None; `under_way` steps are begun and not yet counted.
+    Checked before every model call, so a run overshoots a limit other than steps by at most
+    the calls in flight."""
+    if limits.max_steps is not None and spent.steps + under_way >= limits.max_steps:
+        more = f", {under_way} more under way" if under_way else ""
+        return f"step limit reached ({spent.steps} of {limits.max_steps} steps{more})"
     if limits.max_tokens is not None and spent.tokens >= limits.max_tokens:
         return f"token limit reached ({spent.tokens} of {limits.max_tokens} tokens)"
     if limits.max_usd is not None and spent.usd >= limits.max_usd:
