@@ -353,3 +353,31 @@ async def run_plan(
     registry.add(fetch)
     await run_agent(store, model, run, approver=RefuseWithoutTerminal(), tools=registry)
     return store, {child.task_id: child for child in store.children(run.id)}
+
+
+async def test_a_file_a_retried_task_rewrote_is_the_plans_own(tmp_path: Path) -> None:
+    """Each attempt at t1 writes notes.txt, the second last: what t2 finds there is the
+    second attempt's, and the plan's own (the first attempt's content once hid it, and the
+    next task began marked, seen with the 1.5B model in a planned CI run)."""
+    plan = {
+        "tasks": [
+            {"id": "t1", "task": "Write notes", "dep": [], "value": 5, "effort": 5},
+            {"id": "t2", "task": "Read the notes", "dep": ["t1"], "value": 5, "effort": 5},
+        ]
+    }
+    steps = {
+        "t1": [
+            act("write_file", path="notes.txt", text="draft"),
+            act("list_files"),
+            act("write_file", path="notes.txt", text="final"),  # the second attempt
+            act("task_complete", reason="written"),
+        ],
+        "t2": [act("read_file", path="notes.txt"), act("task_complete", reason="read")],
+    }
+    store, runs = await run_plan(tmp_path, plan, steps, "Read the notes", task_steps=2)
+    attempts = [c for c in store.children(runs["t1"].parent_id) if c.task_id == "t1"]
+    assert len(attempts) == 2
+    t2 = runs["t2"]
+    assert not any(e.kind == "outside_entered" for e in store.events(t2.id))
+    first = store.steps(t2.id)[0]
+    assert (first.command, first.untrusted) == ("read_file", False)

@@ -1254,22 +1254,27 @@ class Agent:
         if self.memory is not None:
             self.memory.outside_from = self._outside_from
 
-    def _own_shas(self, run: RunRecord, journal: ChangeJournal) -> dict[str, str]:
+    def _own_shas(self, run: RunRecord, journal: ChangeJournal) -> dict[str, set[str]]:
         """What the run wrote (from its change journal), and for a task's or a sub-agent's
         run also what the runs it works beside wrote (its parent's and its siblings'), unless
         they had outside content in their context: a planned task reads the files earlier
-        tasks made as its inputs."""
-        shas = journal.own_shas()
-        if not run.parent_id:
-            return shas
-        home = self.store.path.parent
-        beside = self.store.children(run.parent_id)  # a worker's store may hold no parent
-        with contextlib.suppress(RunNotFound):
-            beside.append(self.store.get_run(run.parent_id))
-        for other in beside:
-            if other.id != run.id and not self.store.carries_outside(other.id):
-                vouched = journal_of(home, other.id, Path(run.workspace)).own_shas()
-                shas = vouched | shas
+        tasks made as its inputs. Each file may hold what any of them left there (a retried
+        task's file is the second attempt's)."""
+        runs = [journal]
+        if run.parent_id:
+            home = self.store.path.parent
+            beside = self.store.children(run.parent_id)  # a worker's store may hold no parent
+            with contextlib.suppress(RunNotFound):
+                beside.append(self.store.get_run(run.parent_id))
+            runs += [
+                journal_of(home, other.id, Path(run.workspace))
+                for other in beside
+                if other.id != run.id and not self.store.carries_outside(other.id)
+            ]
+        shas: dict[str, set[str]] = {}
+        for each in runs:
+            for path, sha in each.own_shas().items():
+                shas.setdefault(path, set()).add(sha)
         return shas
 
     def _adopt(self, step: StepRecord, changed: list[Change], own: OwnFiles | None) -> None:

@@ -17,7 +17,7 @@ the step's. Kept per run, in memory, and rebuilt from the change journal when a 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
 from autonoma.tools.workspace import Workspace, WorkspaceError
@@ -33,11 +33,16 @@ class _Written:
 
 
 class OwnFiles:
-    def __init__(self, workspace: Workspace, shas: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, workspace: Workspace, shas: Mapping[str, Collection[str]] | None = None
+    ) -> None:
+        """`shas`: for each path, the contents (SHA-256) that count as the run's own: what
+        change journals say its own steps, or the runs it works beside, left there."""
         self.workspace = workspace
         self._own: dict[str, _Written] = {}
-        for path, sha in (shas or {}).items():  # from change journals: still what they say?
-            if self._hash(path) == sha:
+        for path, own in (shas or {}).items():
+            sha = self._hash(path)
+            if sha is not None and sha in own:
                 self._keep(path, sha)
 
     def wrote(self, path: str, data: bytes | None = None) -> None:
