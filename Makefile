@@ -26,6 +26,7 @@ run: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
+	$(BIN)/lint-imports  # the layers of ../shared/DESIGN.md, no import cycles (pyproject.toml)
 
 typecheck: $(STAMP)
 	$(BIN)/mypy

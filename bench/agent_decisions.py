@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from autonoma.agent.action import parse_action
 from autonoma.agent.identity import AgentIdentity
 from autonoma.agent.loop import Agent, AgentConfig
-from autonoma.agent.session import default_tools
+from autonoma.agent.wiring import default_tools
 from autonoma.llm import open_model
 from autonoma.memory.context import step_text
 from autonoma.runtime.budget import BudgetSpent

@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from autonoma.agent.identity import AgentIdentity
 from autonoma.agent.loop import Agent, AgentConfig
-from autonoma.agent.session import default_tools
+from autonoma.agent.wiring import default_tools
 from autonoma.llm import EmbeddedModel, LLMSettings, ModelStore
 from autonoma.runtime.budget import BudgetSpent
 from autonoma.runtime.store import RunRecord, RunStore, StepRecord

@@ -53,7 +53,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import openai.resources.chat.completions as chat
 
-from autonoma.agent.session import RunSettings, create_run, run_agent
+from autonoma.agent.session import create_run, run_agent
+from autonoma.agent.settings import RunSettings
 from autonoma.llm import Model, open_model
 from autonoma.llm.openai_compat import OpenAICompatModel
 from autonoma.runtime.budget import BudgetLimits

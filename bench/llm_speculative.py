@@ -29,7 +29,8 @@ import httpx2
 
 from autonoma.agent.identity import AgentIdentity
 from autonoma.agent.loop import Agent, AgentConfig
-from autonoma.agent.session import RunSettings, run_tools
+from autonoma.agent.settings import RunSettings
+from autonoma.agent.wiring import run_tools
 from autonoma.llm import LLMSettings
 from autonoma.llm.embedded import EmbeddedModel
 from autonoma.llm.registry import ModelStore

@@ -27,7 +27,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from autonoma.agent.identity import AgentIdentity
 from autonoma.agent.loop import Agent, AgentConfig
-from autonoma.agent.session import RunSettings, create_run, default_tools, run_agent
+from autonoma.agent.session import create_run, run_agent
+from autonoma.agent.settings import RunSettings
+from autonoma.agent.wiring import default_tools
 from autonoma.llm import EmbeddedModel, LLMSettings
 from autonoma.llm.base import CompletionRequest, Model, RawCompletion
 from autonoma.llm.registry import ModelStore

@@ -73,7 +73,9 @@ from autonoma.agent.identity import AgentIdentity  # noqa: E402
 from autonoma.agent.loop import Agent, AgentConfig  # noqa: E402
 from autonoma.agent.planned import PlanConfig, PlannedRun  # noqa: E402
 from autonoma.agent.remote import placement  # noqa: E402
-from autonoma.agent.session import RunSettings, create_run, default_tools  # noqa: E402
+from autonoma.agent.session import create_run  # noqa: E402
+from autonoma.agent.settings import RunSettings  # noqa: E402
+from autonoma.agent.wiring import default_tools  # noqa: E402
 from autonoma.llm import LLMSettings, Model  # noqa: E402
 from autonoma.llm.factory import open_model  # noqa: E402
 from autonoma.llm.ratelimit import RateLimiter  # noqa: E402

@@ -32,7 +32,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from autonoma.agent.identity import AgentIdentity
-from autonoma.agent.session import RunSettings, create_run, run_agent
+from autonoma.agent.session import create_run, run_agent
+from autonoma.agent.settings import RunSettings
 from autonoma.llm import Model, ScriptedModel, open_model
 from autonoma.runtime.budget import BudgetLimits
 from autonoma.runtime.store import RunStore

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from autonoma.agent.session import DEFAULT_MODEL
+from autonoma.agent.settings import DEFAULT_MODEL
 from tests.test_cli import cli
 
 pytestmark = pytest.mark.e2e

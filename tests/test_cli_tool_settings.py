@@ -94,7 +94,8 @@ def test_unsafe_code_is_recorded_and_shown_in_red(tmp_path: Path) -> None:
 
 
 def test_without_bubblewrap_code_commands_are_not_offered_and_the_person_is_told() -> None:
-    from autonoma.agent.session import RunSettings, run_tools, tool_notices
+    from autonoma.agent.settings import RunSettings
+    from autonoma.agent.wiring import run_tools, tool_notices
     from autonoma.tools.settings import SandboxSettings
 
     settings = RunSettings(

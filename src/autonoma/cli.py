@@ -27,14 +27,8 @@ from autonoma.agent.approval import Approver, RefuseWithoutTerminal
 from autonoma.agent.display import neutralise_lines
 from autonoma.agent.loop import RunOutcome
 from autonoma.agent.remote import check_placement
-from autonoma.agent.session import (
-    DEFAULT_MODEL,
-    RunSettings,
-    choose_embedder,
-    create_run,
-    identity_from_options,
-    run_agent,
-)
+from autonoma.agent.session import choose_embedder, create_run, identity_from_options, run_agent
+from autonoma.agent.settings import DEFAULT_MODEL, RunSettings
 from autonoma.cli_view import (
     ConsoleApprover,
     LiveView,

@@ -13,7 +13,8 @@ import pytest
 from autonoma.agent.approval import Decision
 from autonoma.agent.checks import Check
 from autonoma.agent.identity import AgentIdentity
-from autonoma.agent.session import RunSettings, create_run, run_agent
+from autonoma.agent.session import create_run, run_agent
+from autonoma.agent.settings import RunSettings
 from autonoma.llm import ScriptedModel
 from autonoma.runtime.budget import BudgetLimits
 from autonoma.runtime.store import EventRecord, RunRecord, RunStore

@@ -6,7 +6,9 @@ from pathlib import Path
 
 from autonoma.agent.approval import ApprovalRequest, Decision, RefuseWithoutTerminal
 from autonoma.agent.loop import Agent, AgentConfig
-from autonoma.agent.session import RunSettings, create_run, default_tools, run_tools
+from autonoma.agent.session import create_run
+from autonoma.agent.settings import RunSettings
+from autonoma.agent.wiring import default_tools, run_tools
 from autonoma.llm import ScriptedModel
 from autonoma.runtime.store import RunStore
 from autonoma.tools.settings import ToolSettings

@@ -12,7 +12,9 @@ import pytest
 
 from autonoma.agent.approval import ApprovalRequest, Decision
 from autonoma.agent.identity import AgentIdentity
-from autonoma.agent.session import RunSettings, create_run, default_tools, run_agent
+from autonoma.agent.session import create_run, run_agent
+from autonoma.agent.settings import RunSettings
+from autonoma.agent.wiring import default_tools
 from autonoma.llm import ScriptedModel
 from autonoma.runtime.budget import BudgetLimits
 from autonoma.runtime.store import RunStore, StepRecord

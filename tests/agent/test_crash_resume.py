@@ -197,7 +197,9 @@ def test_ctrl_c_stops_cleanly_and_the_run_resumes(tmp_path: Path, server: FakeOp
 SLOW_TOOL_WORKER = """
 import asyncio, sys
 from pathlib import Path
-from autonoma.agent.session import create_run, default_tools, run_agent, RunSettings
+from autonoma.agent.settings import RunSettings
+from autonoma.agent.wiring import default_tools
+from autonoma.agent.session import create_run, run_agent
 from autonoma.agent.identity import AgentIdentity
 from autonoma.llm import ScriptedModel
 from autonoma.runtime.store import RunStore

@@ -14,7 +14,9 @@ from autonoma.agent.action import action_schema, parse_action
 from autonoma.agent.approval import ApprovalRequest, Decision, RefuseWithoutTerminal
 from autonoma.agent.identity import AgentIdentity, generate_identity
 from autonoma.agent.loop import Agent, AgentConfig
-from autonoma.agent.session import RunSettings, create_run, default_tools, run_agent, run_tools
+from autonoma.agent.session import create_run, run_agent
+from autonoma.agent.settings import RunSettings
+from autonoma.agent.wiring import default_tools, run_tools
 from autonoma.errors import ConfigError, ModelUnavailable
 from autonoma.llm import LLMSettings, ScriptedModel
 from autonoma.llm.base import CompletionRequest

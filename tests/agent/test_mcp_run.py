@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from autonoma.agent.approval import ApprovalRequest, Decision
-from autonoma.agent.session import RunSettings, create_run, run_agent
+from autonoma.agent.session import create_run, run_agent
+from autonoma.agent.settings import RunSettings
 from autonoma.llm import ScriptedModel
 from autonoma.runtime.store import RunStore
 from autonoma.tools.settings import McpServer, ToolSettings

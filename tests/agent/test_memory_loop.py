@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from autonoma.agent.identity import AgentIdentity
-from autonoma.agent.session import RunSettings, create_run, memory_path, run_agent
+from autonoma.agent.session import create_run, memory_path, run_agent
+from autonoma.agent.settings import RunSettings
 from autonoma.llm import ScriptedModel
 from autonoma.llm.base import CompletionRequest
 from autonoma.llm.types import Message

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from rich.console import Console
 
-from autonoma.agent.session import RunSettings, create_run, run_agent
+from autonoma.agent.session import create_run, run_agent
+from autonoma.agent.settings import RunSettings
 from autonoma.cli_view import LiveView
 from autonoma.llm import ScriptedModel
 from autonoma.runtime.budget import BudgetLimits

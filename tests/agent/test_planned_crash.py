@@ -34,7 +34,9 @@ WORKER = """
 import asyncio, os, sys
 from pathlib import Path
 sys.path.insert(0, os.getcwd())  # the repository, for the tests package
-from autonoma.agent.session import create_run, default_tools, run_agent, RunSettings
+from autonoma.agent.settings import RunSettings
+from autonoma.agent.wiring import default_tools
+from autonoma.agent.session import create_run, run_agent
 from autonoma.agent.identity import AgentIdentity
 from autonoma.llm import ScriptedModel
 from autonoma.runtime.store import RunStore
@@ -114,7 +116,7 @@ def test_a_kill_mid_graph_resumes_with_finished_tasks_kept(tmp_path: Path) -> No
     assert statuses == {"t1": "done", "t2": "running", "t3": "pending"}
     t1_steps = {c.task_id: len(store.steps(c.id)) for c in store.children(run_id)}["t1"]
 
-    from autonoma.agent.session import default_tools
+    from autonoma.agent.wiring import default_tools
 
     tools = default_tools()
     tools.add(slow_write)

@@ -19,7 +19,8 @@ from autonoma.agent import remote
 from autonoma.agent.approval import ApprovalRequest, Decision
 from autonoma.agent.identity import AgentIdentity
 from autonoma.agent.loop import RunOutcome
-from autonoma.agent.session import RunSettings, create_run, run_agent
+from autonoma.agent.session import create_run, run_agent
+from autonoma.agent.settings import RunSettings
 from autonoma.errors import ConfigError
 from autonoma.llm import RateLimiter, open_model
 from autonoma.runtime.budget import BudgetLimits
@@ -414,7 +415,7 @@ class AskingApprover:
 async def test_a_worker_has_the_runs_tools_asks_the_driver_and_reflects(
     ray_cluster: str, tmp_path: Path
 ) -> None:
-    from autonoma.agent.session import open_sandbox
+    from autonoma.agent.wiring import open_sandbox
 
     if open_sandbox(RunSettings(checks=False))[0] is None:
         pytest.skip("no sandbox here (bubblewrap): the code commands are not offered")

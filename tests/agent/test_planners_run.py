@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from autonoma.agent.session import RunSettings, create_run, make_planner, run_agent
+from autonoma.agent.session import create_run, make_planner, run_agent
+from autonoma.agent.settings import RunSettings
 from autonoma.errors import ConfigError
 from autonoma.llm import ScriptedModel
 from autonoma.planning.decompose import Decomposer

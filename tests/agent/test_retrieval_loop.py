@@ -5,7 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from autonoma.agent.session import RunSettings, create_run, default_tools, run_agent
+from autonoma.agent.session import create_run, run_agent
+from autonoma.agent.settings import RunSettings
+from autonoma.agent.wiring import default_tools
 from autonoma.llm import ScriptedModel
 from autonoma.memory.embeddings import LexicalEmbedder
 from autonoma.runtime.budget import BudgetLimits

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from autonoma.agent.identity import AgentIdentity
-from autonoma.agent.session import RunSettings, create_run, run_agent
+from autonoma.agent.session import create_run, run_agent
+from autonoma.agent.settings import RunSettings
 from autonoma.llm import ScriptedModel
 from autonoma.llm.base import CompletionRequest
 from autonoma.llm.types import Message

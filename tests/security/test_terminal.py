@@ -8,7 +8,9 @@ from pathlib import Path
 
 from rich.console import Console
 
-from autonoma.agent.session import RunSettings, create_run, default_tools, run_agent
+from autonoma.agent.session import create_run, run_agent
+from autonoma.agent.settings import RunSettings
+from autonoma.agent.wiring import default_tools
 from autonoma.cli_view import LiveView, run_report
 from autonoma.llm import ScriptedModel
 from autonoma.runtime.store import RunStore

@@ -39,6 +39,8 @@ from typing import TYPE_CHECKING, Any
 
 from autonoma.agent.approval import ApprovalRequest, Approver, Decision, RefuseWithoutTerminal
 from autonoma.agent.loop import Agent, EventListener, RunOutcome
+from autonoma.agent.settings import RunSettings
+from autonoma.agent.wiring import checks_sandbox, open_sandbox, run_tools, tool_extras
 from autonoma.errors import AutonomaError, ConfigError
 from autonoma.llm import LLMSettings, Model, OpenAICompatModel, open_model, parse_model_spec
 from autonoma.llm.base import SIDE_LANE
@@ -64,15 +66,12 @@ from autonoma.tools.sandbox import Sandbox
 
 if TYPE_CHECKING:
     from autonoma.agent.planned import RunTask
-    from autonoma.agent.session import RunSettings
     from autonoma.runtime.executor.ray import Channel, RayExecutor
 
 
 def worker_tools(settings: RunSettings) -> tuple[ToolRegistry, dict[str, Any], Sandbox | None]:
     """The commands a task's loop has on a worker, what they use (the sandbox, the egress
     guard), and where its acceptance checks run: the run's own, less sub-agents (see above)."""
-    from autonoma.agent.session import checks_sandbox, open_sandbox, run_tools, tool_extras
-
     there = settings.model_copy(update={"subagents": False})
     sandbox = open_sandbox(there)
     registry = run_tools(there, memory=settings.memory, sandbox=sandbox)
