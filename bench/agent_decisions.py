@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from autonoma.agent.action import parse_action
 from autonoma.agent.identity import AgentIdentity
-from autonoma.agent.loop import Agent, AgentConfig
+from autonoma.agent.loop import LoopConfig, RunLoop
 from autonoma.agent.wiring import default_tools
 from autonoma.llm import open_model
 from autonoma.memory.context import step_text
@@ -144,11 +144,11 @@ async def main() -> None:
     model = open_model(f"local:{args.model}")
     results: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        agent = Agent(
+        agent = RunLoop(
             model,
             default_tools(),
             RunStore(Path(tmp) / "runs.db"),
-            config=AgentConfig(continuous=True),
+            config=LoopConfig(continuous=True),
         )
         try:
             for name, situation in SITUATIONS.items():

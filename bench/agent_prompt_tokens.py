@@ -25,7 +25,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from autonoma.agent.identity import AgentIdentity
-from autonoma.agent.loop import Agent, AgentConfig
+from autonoma.agent.loop import LoopConfig, RunLoop
 from autonoma.agent.wiring import default_tools
 from autonoma.llm import EmbeddedModel, LLMSettings, ModelStore
 from autonoma.runtime.budget import BudgetSpent
@@ -150,11 +150,11 @@ async def main() -> None:
         model=args.model,
         status="running",
     )
-    agent = Agent(
+    agent = RunLoop(
         model,
         default_tools(),
         RunStore(Path("/tmp/autonoma-bench-prompt.db")),
-        config=AgentConfig(continuous=True),
+        config=LoopConfig(continuous=True),
     )
     steps = trajectory(args.steps)
     autogpt_system = autogpt_system_prompt()

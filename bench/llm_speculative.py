@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import httpx2
 
 from autonoma.agent.identity import AgentIdentity
-from autonoma.agent.loop import Agent, AgentConfig
+from autonoma.agent.loop import LoopConfig, RunLoop
 from autonoma.agent.settings import RunSettings
 from autonoma.agent.wiring import run_tools
 from autonoma.llm import LLMSettings
@@ -61,8 +61,8 @@ def prompts(goals: list[str], root: Path) -> list[dict[str, Any]]:
                                settings=settings.model_dump(), workspace=str(workspace),
                                model=settings.model)  # fmt: skip
         for actions in ("json", "code"):
-            config = AgentConfig(continuous=True, checks=False, actions=actions)  # type: ignore[arg-type]
-            agent = Agent(_Unused(), tools, store, config=config)
+            config = LoopConfig(continuous=True, checks=False, actions=actions)  # type: ignore[arg-type]
+            agent = RunLoop(_Unused(), tools, store, config=config)
             messages = agent.messages(run, identity, Workspace(workspace), [], BudgetSpent())
             found.append({"goal": name, "actions": actions, "messages": messages,
                           "schema": agent._schema()})  # fmt: skip

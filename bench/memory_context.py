@@ -26,7 +26,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from autonoma.agent.identity import AgentIdentity
-from autonoma.agent.loop import Agent, AgentConfig
+from autonoma.agent.loop import LoopConfig, RunLoop
 from autonoma.agent.session import create_run, run_agent
 from autonoma.agent.settings import RunSettings
 from autonoma.agent.wiring import default_tools
@@ -118,8 +118,8 @@ async def report(store: RunStore, run_id: str, real: EmbeddedModel, **extra: Any
     events = store.events(run_id)
     run = store.get_run(run_id)
     tokens = [s.prompt_tokens for s in steps if s.prompt_tokens]
-    agent = Agent(
-        real, default_tools(memory=True), store, config=AgentConfig(checks=False, continuous=True)
+    agent = RunLoop(
+        real, default_tools(memory=True), store, config=LoopConfig(checks=False, continuous=True)
     )
     identity = AgentIdentity.model_validate(run.identity)
     system = {"role": "system", "content": agent.system_prompt(run, identity)}
@@ -137,7 +137,7 @@ async def report(store: RunStore, run_id: str, real: EmbeddedModel, **extra: Any
             "steps": len(tokens),
             "status": run.status,
             "context_window": real.context_window,
-            "answer_tokens": AgentConfig(checks=False).max_answer_tokens,
+            "answer_tokens": LoopConfig(checks=False).max_answer_tokens,
             "prompt_tokens": tokens,
             "max_prompt_tokens": max(tokens),
             "mean_prompt_tokens_last_50": round(sum(tokens[-50:]) / len(tokens[-50:]), 1),

@@ -70,7 +70,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from autonoma.agent.identity import AgentIdentity  # noqa: E402
-from autonoma.agent.loop import Agent, AgentConfig  # noqa: E402
+from autonoma.agent.loop import LoopConfig, RunLoop  # noqa: E402
 from autonoma.agent.planned import PlanConfig, PlannedRun  # noqa: E402
 from autonoma.agent.remote import placement  # noqa: E402
 from autonoma.agent.session import create_run  # noqa: E402
@@ -509,9 +509,9 @@ async def _run_planned_in(
         name="BenchGPT", role="an agent that answers questions", goals=["answer them all"]
     )
 
-    def make_agent(limits: BudgetLimits) -> Agent:
-        return Agent(
-            model, registry, store, config=AgentConfig(checks=False, limits=limits, continuous=True)
+    def make_agent(limits: BudgetLimits) -> RunLoop:
+        return RunLoop(
+            model, registry, store, config=LoopConfig(checks=False, limits=limits, continuous=True)
         )
 
     async def once(graph: TaskGraph) -> tuple[float, float, Any]:

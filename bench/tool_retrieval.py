@@ -22,7 +22,7 @@ joins them for the agent); that command alone (close to what the model would typ
 find_tools); and the request with a lexical embedder (hashed words, no model) as a baseline.
 
 Prompt size is the agent's real first-step prompt for a sample of the requests: the messages
-`Agent.messages` builds (the system prompt lists every offered command), and those messages as
+`RunLoop.messages` builds (the system prompt lists every offered command), and those messages as
 a backend that cannot constrain decoding receives them, with the action schema (one union of
 every offered command's arguments) appended; counted by the --model's own tokenizer with its
 chat template, or in characters with `--model none`. Offering every tool is compared with
@@ -54,7 +54,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from autonoma.agent.action import action_schema
 from autonoma.agent.identity import AgentIdentity
-from autonoma.agent.loop import Agent, AgentConfig
+from autonoma.agent.loop import LoopConfig, RunLoop
 from autonoma.llm import ScriptedModel
 from autonoma.llm.types import Message
 from autonoma.memory.embeddings import LexicalEmbedder, lexical_words
@@ -1313,7 +1313,7 @@ async def prompt_size(
     """The agent's first-step prompt offering `tools`, for the task `request`."""
     registry = ToolRegistry(tools)
     model = ScriptedModel(lambda messages, request: ANSWER, constrained=False)
-    agent = Agent(model, registry, store, config=AgentConfig(continuous=True))
+    agent = RunLoop(model, registry, store, config=LoopConfig(continuous=True))
     identity = AgentIdentity(
         name="ErrandGPT", role="an AI that gets everyday errands done", goals=[request]
     )

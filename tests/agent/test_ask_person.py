@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from autonoma.agent.approval import ApprovalRequest, Decision, RefuseWithoutTerminal
-from autonoma.agent.loop import Agent, AgentConfig
+from autonoma.agent.loop import LoopConfig, RunLoop
 from autonoma.agent.session import create_run
 from autonoma.agent.settings import RunSettings
 from autonoma.agent.wiring import default_tools, run_tools
@@ -37,11 +37,11 @@ async def ask_once(tmp_path: Path, approver: object, continuous: bool = False) -
     run, _ = await create_run(
         store, model, "Paint", settings, workspace=tmp_path / "ws", identity=IDENTITY
     )
-    agent = Agent(
+    agent = RunLoop(
         model,
         run_tools(settings, memory=False),
         store,
-        config=AgentConfig(checks=False, continuous=continuous),
+        config=LoopConfig(checks=False, continuous=continuous),
         approver=approver,  # type: ignore[arg-type]
     )
     await agent.run(run.id)

@@ -13,7 +13,7 @@ import pytest
 from autonoma.agent.action import action_schema, parse_action
 from autonoma.agent.approval import ApprovalRequest, Decision, RefuseWithoutTerminal
 from autonoma.agent.identity import AgentIdentity, generate_identity
-from autonoma.agent.loop import Agent, AgentConfig
+from autonoma.agent.loop import LoopConfig, RunLoop
 from autonoma.agent.session import create_run, run_agent
 from autonoma.agent.settings import RunSettings
 from autonoma.agent.wiring import default_tools, run_tools
@@ -524,8 +524,8 @@ def test_the_action_schema_admits_only_listed_commands_with_typed_arguments() ->
 
 
 async def test_agent_config_defaults_ask_for_approval(store: RunStore) -> None:
-    agent = Agent(ScriptedModel([]), default_tools(), store)
-    assert isinstance(agent.config, AgentConfig) and not agent.config.continuous
+    agent = RunLoop(ScriptedModel([]), default_tools(), store)
+    assert isinstance(agent.config, LoopConfig) and not agent.config.continuous
     assert isinstance(agent.approver, RefuseWithoutTerminal)
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from autonoma.agent.approval import ApprovalRequest, Decision, RefuseWithoutTerminal
-from autonoma.agent.loop import Agent, AgentConfig
+from autonoma.agent.loop import LoopConfig, RunLoop
 from autonoma.agent.session import create_run
 from autonoma.agent.settings import RunSettings
 from autonoma.llm import ScriptedModel
@@ -68,11 +68,11 @@ async def agent_run(
     tools.add(fetch)
     tools.add(post)
     events: list[EventRecord] = []
-    agent = Agent(
+    agent = RunLoop(
         model,
         tools,
         store,
-        config=AgentConfig(
+        config=LoopConfig(
             checks=False,
             continuous=continuous,
             approve_after_untrusted=approve_after_untrusted,
@@ -221,8 +221,8 @@ async def test_resume_remembers_that_outside_content_came_in(tmp_path: Path) -> 
     tools.add(fetch)
     tools.add(post)
     store.set_status(run_id, "running", "")
-    config = AgentConfig(checks=False, continuous=True, trust_workspace=True)
-    agent = Agent(model, tools, store, config=config, approver=approver)
+    config = LoopConfig(checks=False, continuous=True, trust_workspace=True)
+    agent = RunLoop(model, tools, store, config=config, approver=approver)
     await agent.run(run_id)
     assert [r.command for r in asked] == ["post"]
     assert asked[0].reason.endswith("step 1")

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from autonoma.agent.approval import ApprovalRequest, Decision
-from autonoma.agent.loop import Agent, AgentConfig
+from autonoma.agent.loop import LoopConfig, RunLoop
 from autonoma.agent.session import create_run
 from autonoma.agent.settings import RunSettings
 from autonoma.agent.wiring import default_tools
@@ -52,8 +52,8 @@ async def run_agent_with(
     for t in mcp_tools:
         tools.add(t)
     approver = config.pop("approver", None)
-    await Agent(
-        model, tools, store, config=AgentConfig(checks=False, **config), approver=approver
+    await RunLoop(
+        model, tools, store, config=LoopConfig(checks=False, **config), approver=approver
     ).run(run.id)
     return model, store, run.id
 

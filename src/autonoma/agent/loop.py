@@ -103,7 +103,7 @@ INTERRUPTED = (
 
 
 @dataclass
-class AgentConfig:
+class LoopConfig:
     limits: BudgetLimits = field(default_factory=BudgetLimits)
     continuous: bool = False  # no approval for risky commands
     max_observation_chars: int = 4000  # longer tool output is cut, with a note
@@ -198,8 +198,9 @@ def truncate(text: str, limit: int) -> str:
     return text[:limit] + f"\n[output cut: {len(text) - limit} of {len(text)} characters not shown]"
 
 
-class Agent:
-    """Runs one stored run to its end. Construct, then `await run(run_id)`."""
+class RunLoop:
+    """Drives one stored run to its end, step by step: the reasoning-and-acting loop. Its
+    configuration and services are fixed at construction; `await run(run_id)` per run."""
 
     def __init__(
         self,
@@ -207,7 +208,7 @@ class Agent:
         tools: ToolRegistry,
         store: RunStore,
         *,
-        config: AgentConfig | None = None,
+        config: LoopConfig | None = None,
         approver: Approver | None = None,
         listeners: list[EventListener] | None = None,
         memory: AgentMemory | None = None,
@@ -224,7 +225,7 @@ class Agent:
         self.sandbox = sandbox  # where acceptance checks run; None: judged checks only
         self.tools = tools
         self.store = store
-        self.config = config or AgentConfig()
+        self.config = config or LoopConfig()
         self.approver: Approver = approver or RefuseWithoutTerminal()
         self.listeners = listeners or []
         self.memory = memory

@@ -17,7 +17,7 @@ from typing import Any
 
 from autonoma.agent.hindsight import run_attempt, worst_to_best
 from autonoma.agent.identity import AgentIdentity
-from autonoma.agent.loop import Agent, EventListener, RunOutcome
+from autonoma.agent.loop import EventListener, RunLoop, RunOutcome
 from autonoma.errors import AutonomaError, ModelError
 from autonoma.planning.creation import TaskCreator
 from autonoma.planning.decompose import PlanInvalid, Planner
@@ -70,7 +70,7 @@ class PlannedRun:
         self,
         store: RunStore,
         planner: Planner,
-        make_agent: Callable[[BudgetLimits], Agent],
+        make_agent: Callable[[BudgetLimits], RunLoop],
         *,
         limits: BudgetLimits,
         config: PlanConfig | None = None,

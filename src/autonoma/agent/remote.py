@@ -1,7 +1,7 @@
 """Planned tasks on Ray: each task's agent loop runs on a Ray worker; the run store and the
 budget stay on the driver, and stay authoritative.
 
-A worker rebuilds the model from the run's model spec and runs the same `Agent` over the
+A worker rebuilds the model from the run's model spec and runs the same `RunLoop` over the
 task's run, on a private copy of it: a `ReportingStore`, seeded with the run, its steps and
 its events (what the loop reads when it resumes). Every write to that copy is first sent to
 the driver, which applies it to the real store, hands its events to the listeners (the live
@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from autonoma.agent.approval import ApprovalRequest, Approver, Decision, RefuseWithoutTerminal
-from autonoma.agent.loop import Agent, EventListener, RunOutcome
+from autonoma.agent.loop import EventListener, RunLoop, RunOutcome
 from autonoma.agent.settings import RunSettings
 from autonoma.agent.wiring import checks_sandbox, open_sandbox, run_tools, tool_extras
 from autonoma.errors import AutonomaError, ConfigError
@@ -482,7 +482,7 @@ async def run_on_worker(
         model = open_model(run.model, setup.llm_settings, limiter=setup.limiter)
         memory = DriverMemory(channel) if settings.memory else None
         try:
-            agent = Agent(
+            agent = RunLoop(
                 model,
                 tools,
                 store,

@@ -13,7 +13,7 @@ from typing import Any
 
 from autonoma.agent.approval import Approver
 from autonoma.agent.identity import AgentIdentity, generate_identity
-from autonoma.agent.loop import Agent, EventListener, RunOutcome
+from autonoma.agent.loop import EventListener, RunLoop, RunOutcome
 from autonoma.agent.planned import PlanConfig, PlannedRun
 from autonoma.agent.remote import placement
 from autonoma.agent.settings import RunSettings
@@ -196,14 +196,14 @@ async def _run_with(
         retrieving = embedder is not None and needs_retrieval(len(registry), retrieval)
         checking = checks_sandbox(settings, sandbox)
 
-        def make_agent(limits: BudgetLimits) -> Agent:
+        def make_agent(limits: BudgetLimits) -> RunLoop:
             # one retriever a run: what its find_tools command found stays on offer in it
             retriever, offered = None, registry
             if retrieving and embedder is not None:
                 offered = ToolRegistry(list(registry))
                 retriever = ToolRetriever.from_settings(offered, embedder, retrieval)
                 offered.add(retriever.find_tools())
-            return Agent(
+            return RunLoop(
                 model,
                 offered,
                 store,

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
-from autonoma.agent.loop import AgentConfig
+from autonoma.agent.loop import LoopConfig
 from autonoma.llm.registry import default_actions
 from autonoma.runtime.budget import BudgetLimits
 from autonoma.tools.sandbox import SandboxUnavailable, make_sandbox
@@ -76,9 +76,9 @@ class RunSettings(BaseModel):
             self.actions = chosen
         return self
 
-    def agent_config(self, limits: BudgetLimits) -> AgentConfig:
+    def agent_config(self, limits: BudgetLimits) -> LoopConfig:
         """The agent loop's configuration for one run (or task) of these settings."""
-        return AgentConfig(
+        return LoopConfig(
             limits=limits,
             continuous=self.continuous,
             seed=self.seed,

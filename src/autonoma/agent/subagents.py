@@ -17,7 +17,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from autonoma.agent.identity import AgentIdentity
-from autonoma.agent.loop import Agent, RunOutcome
+from autonoma.agent.loop import RunLoop, RunOutcome
 from autonoma.runtime.budget import BudgetLimits, SharedBudget
 from autonoma.runtime.store import RunRecord, StepRecord
 from autonoma.tools import Risk, Tool, ToolContext, ToolRegistry, tool
@@ -31,15 +31,15 @@ Name = Annotated[str, Field(min_length=1, max_length=40)]
 Text = Annotated[str, Field(min_length=1, max_length=4000)]
 
 
-def _parent(context: ToolContext) -> tuple[Agent, RunRecord, SharedBudget]:
+def _parent(context: ToolContext) -> tuple[RunLoop, RunRecord, SharedBudget]:
     agent, run, budget = (context.extras.get(k) for k in ("agent", "run", "budget"))
-    if not isinstance(agent, Agent) or not isinstance(run, RunRecord):
+    if not isinstance(agent, RunLoop) or not isinstance(run, RunRecord):
         raise RuntimeError("sub-agents can only be started from a running agent")
     assert isinstance(budget, SharedBudget)
     return agent, run, budget
 
 
-def _agents(agent: Agent, run: RunRecord) -> dict[str, RunRecord]:
+def _agents(agent: RunLoop, run: RunRecord) -> dict[str, RunRecord]:
     """The parent's sub-agents still in service, by key."""
     return {
         child.task_id.removeprefix(PREFIX): child
@@ -56,11 +56,11 @@ def _key(name: str, taken: set[str]) -> str:
     return f"{base}-{n}"
 
 
-async def _drive(agent: Agent, child: RunRecord, budget: SharedBudget) -> RunOutcome:
+async def _drive(agent: RunLoop, child: RunRecord, budget: SharedBudget) -> RunOutcome:
     """Run the sub-agent (or continue it) for up to SUB_AGENT_STEPS more steps."""
     tools = ToolRegistry([t for t in agent.tools if t.name not in SUB_AGENT_NAMES])
     limits = BudgetLimits(max_steps=child.spent.steps + SUB_AGENT_STEPS)
-    helper = Agent(
+    helper = RunLoop(
         agent.model,
         tools,
         agent.store,
