@@ -6,6 +6,7 @@ from __future__ import annotations
 import ipaddress
 import socket
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -80,3 +81,16 @@ def ray_cluster() -> Iterator[str]:
         yield f"127.0.0.1:{port}"
     finally:
         starter.close()
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    """Where a CLI test's AUTONOMA_HOME lies (created by the run)."""
+    return tmp_path / "home"
+
+
+@pytest.fixture
+def server() -> Iterator[FakeOpenAI]:
+    """An OpenAI-compatible server on 127.0.0.1; a test sets its `responder`."""
+    with FakeOpenAI() as fake:
+        yield fake

@@ -7,89 +7,21 @@ import os
 import socket
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
+from autonoma.testing import act
+from tests.cli_helpers import (
+    HAIKU,
+    IDENTITY,
+    cli,
+    is_identity_request,
+    one_line_error,
+    scripted,
+    spec,
+)
 from tests.fake_openai import FakeOpenAI
 from tests.memory_answers import fake_server_memory_answer
-
-HAIKU = "Leaves let go of light\nthe river carries their red\nnorth wind counts the stones"
-
-
-def act(command: str, **args: Any) -> dict[str, Any]:
-    thoughts = {k: f"{k} about {command}" for k in ("text", "reasoning", "plan", "criticism")}
-    return {
-        "thoughts": {**thoughts, "speak": f"running {command}"},
-        "command": {"name": command, "args": args},
-    }
-
-
-IDENTITY = {
-    "name": "HaikuGPT",
-    "description": "an AI that writes haiku",
-    "goals": ["Write a haiku about autumn"],
-}
-
-
-def is_identity_request(body: dict[str, Any]) -> bool:
-    schema = body.get("response_format", {}).get("json_schema", {}).get("schema", {})
-    return "goals" in schema.get("properties", {})
-
-
-def scripted(answers: list[dict[str, Any]]) -> Callable[[dict[str, Any]], dict[str, Any]]:
-    """Answer the identity request with IDENTITY and each step request with the next answer
-    (the last one repeats)."""
-    remaining = list(answers)
-
-    def respond(body: dict[str, Any]) -> dict[str, Any]:
-        if (memory := fake_server_memory_answer(body)) is not None:
-            return memory
-        if is_identity_request(body):
-            return {"content": json.dumps(IDENTITY)}
-        answer = remaining.pop(0) if len(remaining) > 1 else remaining[0]
-        return {"content": json.dumps(answer)}
-
-    return respond
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    return tmp_path / "home"
-
-
-@pytest.fixture
-def server() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI() as fake:
-        yield fake
-
-
-def cli(
-    home: Path, *args: str, timeout: float = 120, real_cache: bool = False
-) -> subprocess.CompletedProcess[str]:
-    """`autonoma ARGS` in a subprocess with its own home; `real_cache` keeps the user's model
-    cache, so end-to-end tests fetch each model once."""
-    env = {**os.environ, "AUTONOMA_HOME": str(home), "COLUMNS": "200"}
-    env.setdefault("AUTONOMA_EMBEDDER", "lexical")  # MiniLM is tested on its own
-    if real_cache:
-        env.pop("AUTONOMA_CACHE_DIR", None)
-    else:
-        env["AUTONOMA_CACHE_DIR"] = str(home / "cache")
-    return subprocess.run(
-        [sys.executable, "-m", "autonoma", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        timeout=timeout,
-        check=False,
-    )
-
-
-def spec(server: FakeOpenAI) -> str:
-    return f"openai:fake@{server.base_url}"
 
 
 def test_run_json_completes_and_prints_only_the_result(home: Path, server: FakeOpenAI) -> None:
@@ -219,13 +151,6 @@ def test_a_budget_stop_exits_3_and_resume_can_raise_the_limit(
     assert after["status"] == "completed" and after["totals"]["steps"] == 3
     again = cli(home, "resume", outcome["run_id"])
     assert again.returncode == 1 and "already completed" in again.stderr
-
-
-def one_line_error(result: subprocess.CompletedProcess[str]) -> str:
-    assert result.returncode != 0
-    assert "Traceback" not in result.stderr + result.stdout
-    lines = [line for line in result.stderr.splitlines() if line.strip()]
-    return " ".join(lines)
 
 
 def closed_port() -> int:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from autonoma.agent.settings import DEFAULT_MODEL
-from tests.test_cli import cli
+from tests.cli_helpers import cli
 
 pytestmark = pytest.mark.e2e
 

@@ -10,8 +10,8 @@ from typer.testing import CliRunner
 
 from autonoma.cli import app
 from autonoma.runtime.store import RunNotFound, RunStore
-from tests.runtime.test_export import two_trial_run
-from tests.test_cli import cli, one_line_error
+from tests.cli_helpers import cli, one_line_error
+from tests.runtime.helpers import two_trial_run
 
 
 @pytest.fixture

@@ -64,8 +64,9 @@ def test_unknown_groups_and_missing_files_are_named(tmp_path: Path) -> None:
 
 
 def test_unsafe_code_is_recorded_and_shown_in_red(tmp_path: Path) -> None:
+    from autonoma.testing import act
+    from tests.cli_helpers import cli, scripted, spec
     from tests.fake_openai import FakeOpenAI
-    from tests.test_cli import act, cli, scripted, spec
 
     home = tmp_path / "home"
     with FakeOpenAI() as server:

@@ -6,10 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from autonoma.testing import act
+from tests.cli_helpers import cli, scripted, spec
 from tests.fake_openai import FakeOpenAI
-from tests.test_cli import act, cli, home, scripted, server, spec
-
-__all__ = ["home", "server"]  # fixtures
 
 
 def test_a_loop_ends_the_trial_and_the_next_one_finishes(home: Path, server: FakeOpenAI) -> None:

@@ -19,7 +19,7 @@ from autonoma.llm import ScriptedModel
 from autonoma.runtime.budget import BudgetLimits
 from autonoma.runtime.store import EventRecord, RunRecord, RunStore
 from autonoma.runtime.store import RunStatus as Status
-from tests.agent.test_loop import act
+from autonoma.testing import act
 
 pytestmark = pytest.mark.skipif(
     shutil.which("bwrap") is None, reason="bubblewrap is not installed (apt-get install bubblewrap)"

@@ -11,8 +11,9 @@ from autonoma.agent.settings import RunSettings
 from autonoma.agent.wiring import default_tools, run_tools
 from autonoma.llm import ScriptedModel
 from autonoma.runtime.store import RunStore
+from autonoma.testing import act
 from autonoma.tools.settings import ToolSettings
-from tests.agent.test_loop import IDENTITY, act
+from tests.agent.helpers import IDENTITY
 
 
 class Person:

@@ -12,7 +12,7 @@ import pytest
 
 from autonoma.agent.action import action_schema, parse_action
 from autonoma.agent.approval import ApprovalRequest, Decision, RefuseWithoutTerminal
-from autonoma.agent.identity import AgentIdentity, generate_identity
+from autonoma.agent.identity import generate_identity
 from autonoma.agent.loop import LoopConfig, RunLoop
 from autonoma.agent.session import create_run, run_agent
 from autonoma.agent.settings import RunSettings
@@ -23,64 +23,14 @@ from autonoma.llm.base import CompletionRequest
 from autonoma.llm.types import Message
 from autonoma.runtime.budget import BudgetLimits
 from autonoma.runtime.store import EventRecord, RunStore, StepRecord
+from autonoma.testing import act
 from autonoma.tools import Risk, ToolRegistry, tool
-
-IDENTITY = AgentIdentity(
-    name="HaikuGPT", role="an AI that writes haiku", goals=["Write a haiku about autumn"]
-)
-HAIKU = "Leaves let go of light\nthe river carries their red\nnorth wind counts the stones"
-
-
-def act(command: str, **args: Any) -> dict[str, Any]:
-    """An answer in the action schema."""
-    thoughts = {
-        "text": f"next: {command}",
-        "reasoning": "it serves the goal",
-        "plan": "write, check, finish",
-        "criticism": "be brief",
-        "speak": f"running {command}",
-    }
-    return {"thoughts": thoughts, "command": {"name": command, "args": args}}
+from tests.agent.helpers import HAIKU, IDENTITY, start, user_texts
 
 
 @pytest.fixture
 def store(tmp_path: Path) -> RunStore:
     return RunStore(tmp_path / "runs.db")
-
-
-async def start(
-    store: RunStore,
-    model: ScriptedModel,
-    tmp_path: Path,
-    *,
-    limits: BudgetLimits | None = None,
-    continuous: bool = True,
-    approver: Any = None,
-    events: list[EventRecord] | None = None,
-    goal: str = "Write a haiku",
-) -> Any:
-    settings = RunSettings(
-        checks=False,
-        model="scripted",
-        limits=limits or BudgetLimits(),
-        continuous=continuous,
-        memory=False,
-    )
-    run, _ = await create_run(
-        store,
-        model,
-        goal,
-        settings,
-        workspace=tmp_path / "ws",
-        identity=IDENTITY,
-    )
-    listeners = [events.append] if events is not None else None
-    outcome = await run_agent(store, model, run, approver=approver, listeners=listeners)
-    return run, outcome
-
-
-def user_texts(model: ScriptedModel, request: int) -> str:
-    return "\n".join(m.content for m in model.requests[request].messages if m.role == "user")
 
 
 async def test_write_read_back_and_complete(store: RunStore, tmp_path: Path) -> None:

@@ -13,8 +13,9 @@ from autonoma.agent.session import create_run, run_agent
 from autonoma.agent.settings import RunSettings
 from autonoma.llm import ScriptedModel
 from autonoma.runtime.store import RunStore
+from autonoma.testing import act
 from autonoma.tools.settings import McpServer, ToolSettings
-from tests.agent.test_loop import IDENTITY, act
+from tests.agent.helpers import IDENTITY
 
 pytest.importorskip("mcp")
 SERVER = Path(__file__).parents[1] / "tools" / "mcp_server.py"

@@ -14,7 +14,8 @@ from autonoma.cli_view import LiveView
 from autonoma.llm import ScriptedModel
 from autonoma.runtime.budget import BudgetLimits
 from autonoma.runtime.store import RunStore
-from tests.agent.test_loop import IDENTITY, act
+from autonoma.testing import act
+from tests.agent.helpers import IDENTITY
 
 
 async def test_a_repeated_command_is_detected_stored_and_shown(tmp_path: Path) -> None:

@@ -2,128 +2,20 @@
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from pathlib import Path
-from typing import Any
 
 from autonoma.agent.identity import AgentIdentity
-from autonoma.agent.session import create_run, run_agent
-from autonoma.agent.settings import RunSettings
+from autonoma.agent.session import run_agent
 from autonoma.llm import ScriptedModel
-from autonoma.llm.base import CompletionRequest
-from autonoma.llm.types import Message
 from autonoma.runtime.budget import BudgetLimits
-from autonoma.runtime.store import RunStore
-from tests.agent.test_loop import act
+from autonoma.testing import act
+from tests.agent.helpers import FAN, PLUMS_FROM_MEMORY, Planet, fruit_steps, task, write_then_finish
+from tests.agent.helpers import start_planned as start
 
 IDENTITY = AgentIdentity(
     name="FruitGPT", role="an agent that keeps fruit notes", goals=["fruit.md"]
 )
-
-
-def task(id: str, text: str, dep: list[str] | None = None, **more: Any) -> dict[str, Any]:
-    return {"id": id, "task": text, "dep": dep or [], "value": 5, "effort": 5} | more
-
-
-FAN = {
-    "tasks": [
-        task("t1", "Write notes on apples", outputs=["apples.txt"]),
-        task("t2", "Write notes on pears", outputs=["pears.txt"], value=9),
-        task("t3", "Write notes on plums", outputs=["plums.txt"]),
-        task("t4", "Combine the notes", inputs=["apples.txt", "pears.txt"], outputs=["fruit.md"]),
-        task("t5", "Summarise the plum notes", inputs=["plums.txt"], outputs=["plums.md"]),
-    ]
-}
-
-
-class Planet:
-    """Answers for a planned run: plans in order, then each task's steps by its own script.
-    Records which task each agent request served, in order."""
-
-    def __init__(
-        self,
-        plans: list[dict[str, Any]],
-        steps: dict[str, list[dict[str, Any]]],
-        *,
-        replans: list[dict[str, Any]] | None = None,
-        creations: list[dict[str, Any]] | None = None,
-        same: bool = True,
-    ):
-        self.plans = plans
-        self.replans = replans or []
-        self.creations = creations or []
-        self.same = same
-        self.steps = steps
-        self.planner_prompts: list[str] = []
-        self.taken: Counter[str] = Counter()
-        self.order: list[str] = []
-        self.prompts: dict[str, list[str]] = {}
-
-    def __call__(self, messages: list[Message], request: CompletionRequest) -> Any:
-        props = (request.plan.schema or {}).get("properties", {})
-        if "same" in props:
-            return {"same": self.same}
-        if "tasks" in props:
-            self.planner_prompts.append(messages[-1].content)
-            if "priorities" in props:
-                return self.creations.pop(0) if self.creations else {"tasks": [], "priorities": []}
-            if "revise" in messages[0].content:
-                return self.replans.pop(0)
-            return self.plans.pop(0)
-        system = messages[0].content
-        found = re.search(r"now doing task (\w+)", system)
-        assert found, system
-        task_id = found.group(1)
-        self.order.append(task_id)
-        self.prompts.setdefault(task_id, []).append("\n".join(m.content for m in messages))
-        script = self.steps[task_id]
-        answer = script[min(self.taken[task_id], len(script) - 1)]
-        self.taken[task_id] += 1
-        return answer
-
-
-def write_then_finish(path: str, text: str) -> list[dict[str, Any]]:
-    return [act("write_file", path=path, text=text), act("task_complete", reason=f"{path} written")]
-
-
-def fruit_steps() -> dict[str, list[dict[str, Any]]]:
-    return {
-        "t1": write_then_finish("apples.txt", "apples are crisp\n"),
-        "t2": write_then_finish("pears.txt", "pears are soft\n"),
-        # plums never get written: list_files forever, until the task's step limit
-        "t3": [act("list_files")],
-        "t4": [
-            act("read_file", path="apples.txt"),
-            act("write_file", path="fruit.md", text="# Apples\ncrisp\n# Pears\nsoft\n"),
-            act("task_complete", reason="fruit.md combines both"),
-        ],
-        "t5": write_then_finish("plums.md", "never\n"),
-    }
-
-
-async def start(tmp_path: Path, model: ScriptedModel, **settings: Any) -> tuple[RunStore, Any, Any]:
-    store = RunStore(tmp_path / "runs.db")
-    options = RunSettings(
-        checks=False,
-        model="scripted",
-        continuous=True,
-        memory=False,
-        strategy="plan",
-        task_steps=3,
-        limits=BudgetLimits(max_steps=60),
-    ).model_copy(update=settings)
-    run, _ = await create_run(
-        store,
-        model,
-        "Keep fruit notes in fruit.md",
-        options,
-        workspace=tmp_path / "ws",
-        identity=IDENTITY,
-    )
-    events: list[Any] = []
-    outcome = await run_agent(store, model, run, listeners=[events.append])
-    return store, outcome, events
 
 
 async def test_fan_out_fan_in_and_a_failing_branch(tmp_path: Path) -> None:
@@ -262,13 +154,6 @@ async def test_tasks_stepping_at_once_do_not_overshoot_the_step_limit(tmp_path: 
 
 
 # the rest of FAN revised after t3 (plums) failed: plum notes from memory instead
-PLUMS_FROM_MEMORY = {
-    "tasks": [
-        task("t4", "Combine the notes", inputs=["apples.txt", "pears.txt"], outputs=["fruit.md"]),
-        task("t6", "Write plum notes from memory", outputs=["plums.txt"]),
-        task("t5", "Summarise the plum notes", inputs=["plums.txt"], outputs=["plums.md"]),
-    ]
-}
 
 
 async def test_replanning_after_a_failure_keeps_finished_work(tmp_path: Path) -> None:

@@ -25,9 +25,10 @@ from autonoma.errors import ConfigError
 from autonoma.llm import RateLimiter, open_model
 from autonoma.runtime.budget import BudgetLimits
 from autonoma.runtime.store import EventRecord, RunStore
+from autonoma.testing import act
+from tests.cli_helpers import HAIKU, cli, one_line_error
 from tests.fake_openai import FakeOpenAI
 from tests.memory_answers import fake_server_memory_answer
-from tests.test_cli import HAIKU, act, cli, one_line_error
 
 pytest.importorskip("ray")
 from autonoma.runtime.executor.ray import RayExecutor

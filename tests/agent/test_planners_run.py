@@ -14,10 +14,11 @@ from autonoma.llm import ScriptedModel
 from autonoma.planning.decompose import Decomposer
 from autonoma.planning.tot import ToTDecomposer
 from autonoma.runtime.store import RunStore
-from tests.agent.test_loop import IDENTITY, act
+from autonoma.testing import act
+from tests.agent.helpers import IDENTITY
 
 pytest.importorskip("pyperplan")
-from tests.planning.test_pddl import GOAL, PROBLEM
+from tests.planning.helpers import GOAL, PROBLEM
 
 
 async def test_a_pddl_planned_run_does_the_solvers_actions_in_order(tmp_path: Path) -> None:

@@ -12,10 +12,11 @@ from autonoma.llm import ScriptedModel
 from autonoma.memory.embeddings import LexicalEmbedder
 from autonoma.runtime.budget import BudgetLimits
 from autonoma.runtime.store import EventRecord, RunStore
+from autonoma.testing import act
 from autonoma.tools import ToolRegistry, tool
 from autonoma.tools.files import CORE_TOOLS
 from autonoma.tools.settings import RetrievalSettings, ToolSettings
-from tests.agent.test_loop import IDENTITY, act
+from tests.agent.helpers import IDENTITY
 
 TOPICS = [
     "stock prices", "train timetables", "recipe ingredients", "song lyrics", "flight delays",

@@ -15,7 +15,7 @@ from autonoma.llm.base import CompletionRequest
 from autonoma.llm.types import Message
 from autonoma.runtime.budget import BudgetLimits
 from autonoma.runtime.store import RunStore
-from tests.agent.test_loop import act
+from autonoma.testing import act
 
 IDENTITY = AgentIdentity(name="BossGPT", role="an agent that delegates", goals=["facts.txt"])
 

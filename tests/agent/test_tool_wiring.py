@@ -12,7 +12,8 @@ from autonoma.agent.session import create_run, run_agent
 from autonoma.agent.settings import RunSettings
 from autonoma.llm import ScriptedModel
 from autonoma.runtime.store import RunStore
-from tests.agent.test_loop import IDENTITY, act
+from autonoma.testing import act
+from tests.agent.helpers import IDENTITY
 
 
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")

@@ -19,16 +19,17 @@ from autonoma.llm.base import CompletionRequest
 from autonoma.llm.types import Message
 from autonoma.runtime.budget import BudgetLimits
 from autonoma.runtime.store import RunStore, StepRecord
+from autonoma.testing import act
 from autonoma.tools import Workspace
-from tests.agent.test_loop import IDENTITY, act
-from tests.agent.test_planned import (
+from tests.agent.helpers import (
     FAN,
+    IDENTITY,
     PLUMS_FROM_MEMORY,
     Planet,
     fruit_steps,
-    start,
     write_then_finish,
 )
+from tests.agent.helpers import start_planned as start
 
 GOAL = "Write the answer to answer.txt"
 

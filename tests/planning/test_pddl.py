@@ -15,13 +15,7 @@ from autonoma.planning.pddl import (
     solve_within,
 )
 from autonoma.runtime.budget import BudgetSpent
-
-GOAL = "Blocks a, b and c: c is on a; a and b are on the table. Build the tower a on b on c."
-
-PROBLEM = """(define (problem tower) (:domain blocksworld)
-  (:objects a b c)
-  (:init (on c a) (ontable a) (ontable b) (clear c) (clear b) (handempty))
-  (:goal (and (on a b) (on b c))))"""
+from tests.planning.helpers import GOAL, PROBLEM
 
 MALFORMED = """(define (problem tower) (:domain blocksworld)
   (:objects a b c)

@@ -5,6 +5,7 @@ from typing import Any
 import pytest
 
 from autonoma.runtime.executor import Job, JobChange, LocalExecutor, Schedule
+from tests.runtime.helpers import fan
 
 
 class Recorder:
@@ -30,17 +31,6 @@ class Recorder:
             return f"{job.id}-result"
         finally:
             self.now -= 1
-
-
-def fan() -> list[Job]:
-    """a fans out to b, c, d; e fans in from all three."""
-    return [
-        Job("a"),
-        Job("b", ("a",)),
-        Job("c", ("a",)),
-        Job("d", ("a",)),
-        Job("e", ("b", "c", "d")),
-    ]
 
 
 async def test_fan_out_runs_together_and_fan_in_gets_every_result() -> None:

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from autonoma.runtime.executor import Job, JobChange, LocalExecutor, Schedule
-from tests.runtime.test_executor import fan
+from tests.runtime.helpers import fan
 
 ray_executor = pytest.importorskip("autonoma.runtime.executor.ray")
 RayExecutor = ray_executor.RayExecutor

@@ -11,9 +11,10 @@ from autonoma.agent.session import create_run, run_agent
 from autonoma.agent.settings import RunSettings
 from autonoma.llm import ScriptedModel
 from autonoma.runtime.store import RunStore
+from autonoma.testing import act
 from autonoma.tools.changes import journal_of
 from autonoma.tools.settings import ToolSettings, WebSettings
-from tests.agent.test_loop import IDENTITY, act
+from tests.agent.helpers import IDENTITY
 from tests.tools.web_server import WebServer
 
 ORDERS = (

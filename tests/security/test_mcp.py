@@ -24,11 +24,12 @@ from autonoma.agent.settings import RunSettings
 from autonoma.agent.wiring import default_tools
 from autonoma.llm import ScriptedModel
 from autonoma.runtime.store import RunStore
+from autonoma.testing import act
 from autonoma.tools import Risk, Tool
 from autonoma.tools.changes import journal_of
 from autonoma.tools.mcp import ARGUMENT_CHARS, DESCRIPTION_CHARS, connect_mcp
 from autonoma.tools.settings import McpServer
-from tests.agent.test_loop import IDENTITY, act
+from tests.agent.helpers import IDENTITY
 
 SERVER = Path(__file__).parents[1] / "tools" / "mcp_server.py"
 HOSTILE = McpServer(name="hostile", command=[sys.executable, str(SERVER), "--hostile"])

@@ -14,8 +14,9 @@ from autonoma.agent.wiring import default_tools
 from autonoma.cli_view import LiveView, run_report
 from autonoma.llm import ScriptedModel
 from autonoma.runtime.store import RunStore
+from autonoma.testing import act
 from autonoma.tools import ToolResult, tool
-from tests.agent.test_loop import IDENTITY, act
+from tests.agent.helpers import IDENTITY
 
 HOSTILE = "done\x1b[2J\x1b[H\x1b]0;owned\x07\rfake: all good\x1b[8mhidden\u202egnp.exe"
 

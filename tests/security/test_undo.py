@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from autonoma.testing import act
 from autonoma.tools import changes as changes_module
 from autonoma.tools.changes import ChangeJournal
 from autonoma.tools.workspace import Workspace
+from tests.cli_helpers import cli, scripted
 from tests.fake_openai import FakeOpenAI
-from tests.test_cli import act, cli, scripted
 
 
 @pytest.fixture
@@ -144,11 +145,6 @@ def shell(command: str) -> dict[str, object]:
     answer = act("execute_shell")
     answer["command"]["args"] = {"command": command}
     return answer
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    return tmp_path / "home"
 
 
 def test_the_journal_is_read_without_opening_a_workspace_that_is_gone(tmp_path: Path) -> None:

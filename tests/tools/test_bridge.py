@@ -26,7 +26,7 @@ from autonoma.tools.bridge import (
     tool_functions,
 )
 from autonoma.tools.sandbox import BubblewrapSandbox, Sandbox, SandboxError, UnsafeSandbox
-from tests.tools.test_sandbox import limits, processes_with
+from tests.tools.helpers import limits, processes_with
 
 
 @pytest.fixture

@@ -24,23 +24,11 @@ from autonoma.tools.sandbox import (
     make_sandbox,
     sandbox_of,
 )
-from autonoma.tools.settings import SandboxSettings
+from tests.tools.helpers import limits, processes_with
 
 needs_bwrap = pytest.mark.skipif(
     not Path("/usr/bin/bwrap").exists(), reason="bubblewrap is not installed"
 )
-
-
-def limits(**changes: object) -> SandboxSettings:
-    base: dict[str, object] = {
-        "cpu_s": 5,
-        "memory_mb": 512,
-        "file_mb": 5,
-        "processes": 32,
-        "wall_s": 20,
-        "output_chars": 1000,
-    }
-    return SandboxSettings.model_validate(base | changes)
 
 
 @pytest.fixture
@@ -58,19 +46,6 @@ def sandbox() -> Sandbox:
 @pytest.fixture
 def ctx(ws: Workspace, sandbox: Sandbox) -> ToolContext:
     return ToolContext(workspace=ws, extras={"sandbox": sandbox})
-
-
-def processes_with(marker: str) -> list[int]:
-    """Host pids whose command line holds `marker`: what a killed sandbox left behind."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit() and int(entry.name) != os.getpid():
-            try:
-                if marker.encode() in (entry / "cmdline").read_bytes():
-                    found.append(int(entry.name))
-            except OSError:
-                continue
-    return found
 
 
 # -- real Python and shell -------------------------------------------------------------------

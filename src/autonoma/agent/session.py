@@ -6,7 +6,7 @@ The CLI (and later the server) call these; they hold no display logic.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -133,11 +133,15 @@ async def run_agent(
     listeners: list[EventListener] | None = None,
     tools: ToolRegistry | None = None,
     embedder: Embedder | None = None,
+    extra_tools: Sequence[Tool] = (),
 ) -> RunOutcome:
     """Run, or resume, a stored run with the settings it was started with, holding its lease
-    (runtime/lease.py): RunBusy, before anything is opened, when another process drives it."""
+    (runtime/lease.py): RunBusy, before anything is opened, when another process drives it.
+    `tools` replaces the commands the settings make; `extra_tools` are offered beside them."""
     async with driving(store, run.id):
-        return await _run_leased(store, model, run, approver, listeners, tools, embedder)
+        return await _run_leased(
+            store, model, run, approver, listeners, tools, embedder, extra_tools
+        )
 
 
 async def _run_leased(
@@ -148,18 +152,20 @@ async def _run_leased(
     listeners: list[EventListener] | None,
     tools: ToolRegistry | None,
     embedder: Embedder | None,
+    extra_tools: Sequence[Tool],
 ) -> RunOutcome:
     settings = RunSettings.stored(run.settings)
     dedup = settings.strategy == "plan" and settings.create_tasks
     # MCP servers can bring many tools: retrieval may be needed although the built-ins fit
     sandbox = open_sandbox(settings)
     offered = tools or run_tools(settings, memory=settings.memory, sandbox=sandbox)
-    retrieval = bool(settings.tools.mcp) or needs_retrieval(len(offered), settings.tools.retrieval)
+    offered_count = len(offered) + len(extra_tools)
+    retrieval = bool(settings.tools.mcp) or needs_retrieval(offered_count, settings.tools.retrieval)
     if embedder is None and (settings.memory or dedup or retrieval):
         embedder = choose_embedder(settings.embedder)[0]
     try:
         return await _run_with(
-            store, model, run, settings, approver, listeners, tools, embedder, sandbox
+            store, model, run, settings, approver, listeners, tools, embedder, sandbox, extra_tools
         )
     finally:
         if embedder is not None and not settings.memory:
@@ -176,6 +182,7 @@ async def _run_with(
     tools: ToolRegistry | None,
     embedder: Embedder | None,
     sandbox: OpenedSandbox,
+    extra_tools: Sequence[Tool],
 ) -> RunOutcome:
     async with (
         run_memory(store, model, run, settings, embedder) as memory,
@@ -183,8 +190,8 @@ async def _run_with(
         mcp_tools(settings if tools is None else None) as (served, skipped),
     ):
         registry = tools or run_tools(settings, memory=memory is not None, sandbox=sandbox)
-        for served_tool in served:
-            registry.add(served_tool)
+        for added in [*served, *extra_tools]:
+            registry.add(added)
         extras = tool_extras(settings, sandbox)
         notices = tool_notices(settings, sandbox) if tools is None else []
         notices += [("mcp_skipped", {"message": what}) for what in skipped]

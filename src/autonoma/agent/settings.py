@@ -74,6 +74,7 @@ class RunSettings(BaseModel):
             if chosen == "code" and not _code_can_run(self):
                 chosen = "json"
             self.actions = chosen
+            self.__pydantic_fields_set__.discard("actions")  # settled here, not chosen
         return self
 
     def agent_config(self, limits: BudgetLimits) -> LoopConfig:

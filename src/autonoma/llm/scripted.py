@@ -72,6 +72,20 @@ class ScriptedModel(Model):
     def remaining(self) -> int:
         return len(self._answers)
 
+    def assert_complete(self) -> None:
+        """Fails when scripted answers were left unused: a run that ended before its script
+        did tests less than the script says (the Agents SDK's `assert_complete`)."""
+        if self._answers:
+            first = self._answers[0]
+            if isinstance(first, Truncated | Exception):
+                shown = repr(first)
+            else:
+                shown = _as_text(first)
+            raise AssertionError(
+                f"{len(self._answers)} scripted answer(s) left unused after "
+                f"{len(self.requests)} request(s); the next: {shown[:200]}"
+            )
+
     async def _complete(self, request: CompletionRequest) -> RawCompletion:
         self.requests.append(
             RecordedRequest(

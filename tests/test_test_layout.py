@@ -1,0 +1,62 @@
+"""The tests' own house rules: a test module is never imported by another (shared helpers
+live in conftest.py or a helpers module), so running one test file runs only its tests."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+TESTS = Path(__file__).parent
+
+
+def imported_test_modules(path: Path) -> list[str]:
+    """Modules named test_* that `path` imports, anywhere in it (a subprocess's script
+    included: its text is parsed too when it is a string that holds an import)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        names: list[str] = []
+        if isinstance(node, ast.ImportFrom) and node.module:
+            names = [node.module]
+        elif isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if "import" in node.value:
+                try:
+                    names = imported_in(ast.parse(node.value))
+                except SyntaxError:
+                    names = []
+        found += [n for n in names if n.startswith("tests.") and _is_test(n)]
+    return found
+
+
+def imported_in(tree: ast.AST) -> list[str]:
+    out: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            out.append(node.module)
+        elif isinstance(node, ast.Import):
+            out += [alias.name for alias in node.names]
+    return out
+
+
+def _is_test(module: str) -> bool:
+    return module.rsplit(".", 1)[-1].startswith("test_")
+
+
+def test_no_test_module_imports_another() -> None:
+    offenders = {
+        str(path.relative_to(TESTS)): names
+        for path in sorted(TESTS.rglob("*.py"))
+        if path != Path(__file__) and (names := imported_test_modules(path))
+    }
+    assert offenders == {}, "move what they share into conftest.py or a helpers module"
+
+
+def test_the_rule_sees_an_import_of_a_test_module(tmp_path: Path) -> None:
+    bad = tmp_path / "test_bad.py"
+    bad.write_text(
+        "from tests.agent.test_loop import act\n"
+        "SCRIPT = '''\nfrom tests.test_cli import cli\n'''\n"
+        "from tests.agent.helpers import IDENTITY\n"
+    )
+    assert imported_test_modules(bad) == ["tests.agent.test_loop", "tests.test_cli"]
