@@ -19,12 +19,15 @@ def imported_test_modules(path: Path) -> list[str]:
             names = [node.module]
         elif isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            if "import" in node.value:
-                try:
-                    names = imported_in(ast.parse(node.value))
-                except SyntaxError:
-                    names = []
+        elif (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and "import" in node.value
+        ):
+            try:
+                names = imported_in(ast.parse(node.value))
+            except SyntaxError:
+                names = []
         found += [n for n in names if n.startswith("tests.") and _is_test(n)]
     return found
 

@@ -77,10 +77,7 @@ class ScriptedModel(Model):
         did tests less than the script says (the Agents SDK's `assert_complete`)."""
         if self._answers:
             first = self._answers[0]
-            if isinstance(first, Truncated | Exception):
-                shown = repr(first)
-            else:
-                shown = _as_text(first)
+            shown = repr(first) if isinstance(first, Truncated | Exception) else _as_text(first)
             raise AssertionError(
                 f"{len(self._answers)} scripted answer(s) left unused after "
                 f"{len(self.requests)} request(s); the next: {shown[:200]}"
