@@ -8,7 +8,6 @@ import os
 import sys
 import tempfile
 import time
-import tomllib
 import traceback
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
@@ -17,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
 from rich.table import Table
@@ -29,6 +27,13 @@ from autonoma.agent.loop import RunOutcome
 from autonoma.agent.remote import check_placement
 from autonoma.agent.session import choose_embedder, create_run, identity_from_options, run_agent
 from autonoma.agent.settings import DEFAULT_MODEL, RunSettings
+from autonoma.cli_settings import (
+    SAME_NAME,
+    given,
+    read_settings_file,
+    run_settings,
+    tool_settings_from,
+)
 from autonoma.cli_view import (
     ConsoleApprover,
     LiveView,
@@ -48,11 +53,10 @@ from autonoma.planning.picture import render_svg
 from autonoma.redact import HIDDEN, redact
 from autonoma.runtime.budget import BudgetLimits
 from autonoma.runtime.export import FORMATS, trajectories
-from autonoma.runtime.inputs import InputFileError, read_input
 from autonoma.runtime.lease import ensure_free
 from autonoma.runtime.store import RunRecord, RunStore, default_home
 from autonoma.tools.changes import journal_of
-from autonoma.tools.settings import TOOL_GROUPS, ToolSettings
+from autonoma.tools.settings import TOOL_GROUPS
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="autonoma: autonomous agents")
 models_app = typer.Typer(help="List and fetch embedded models.", invoke_without_command=True)
@@ -233,72 +237,120 @@ def drive(
 
 @app.command()
 def run(
+    context: typer.Context,
     goal: str = typer.Argument(..., help="what the agent should achieve"),
+    settings_file: Path | None = typer.Option(
+        None,
+        "--settings",
+        help="a TOML or JSON file of run settings (docs/library.md); options given here win",
+    ),
     model: str = typer.Option(DEFAULT_MODEL, "--model", "-m", help="a model spec (docs/llm.md)"),
     workspace: Path | None = typer.Option(
         None, "--workspace", "-w", help="the directory the agent works in (default: per run)"
     ),
     max_steps: int = typer.Option(30, "--max-steps", min=1, help="step limit"),
-    max_tokens: int | None = typer.Option(None, "--max-tokens", min=1, help="token limit"),
-    budget_usd: float | None = typer.Option(None, "--budget-usd", min=0, help="cost limit"),
+    max_tokens: int | None = typer.Option(
+        None, "--max-tokens", min=1, help="token limit", rich_help_panel="Budget"
+    ),
+    budget_usd: float | None = typer.Option(
+        None, "--budget-usd", min=0, help="cost limit", rich_help_panel="Budget"
+    ),
     max_minutes: float | None = typer.Option(
-        None, "--max-minutes", min=0.01, help="wall-time limit"
+        None, "--max-minutes", min=0.01, help="wall-time limit", rich_help_panel="Budget"
     ),
     continuous: bool = typer.Option(
         False, "--continuous", help="run risky commands without asking for approval"
     ),
     as_json: bool = typer.Option(False, "--json", help="print only a JSON result on stdout"),
-    name: str | None = typer.Option(None, "--name", help="the agent's name (skip generation)"),
-    role: str | None = typer.Option(None, "--role", help="the agent's one-line role"),
-    goals: list[str] = typer.Option([], "--goal", help="a concrete goal (up to 5)"),
+    name: str | None = typer.Option(
+        None, "--name", help="the agent's name (skip generation)", rich_help_panel="Identity"
+    ),
+    role: str | None = typer.Option(
+        None, "--role", help="the agent's one-line role", rich_help_panel="Identity"
+    ),
+    goals: list[str] = typer.Option(
+        [], "--goal", help="a concrete goal (up to 5)", rich_help_panel="Identity"
+    ),
     seed: int | None = typer.Option(
         None, "--seed", help="sampling seed: the same goal, model and seed replay the same run"
     ),
     memory: bool = typer.Option(
-        True, "--memory/--no-memory", help="long-term memory, reflection, rolling summary"
+        True,
+        "--memory/--no-memory",
+        help="long-term memory, reflection, rolling summary",
+        rich_help_panel="Memory",
     ),
     memory_of: str | None = typer.Option(
-        None, "--memory-of", help="continue the long-term memory of an earlier run (its id)"
+        None,
+        "--memory-of",
+        help="continue the long-term memory of an earlier run (its id)",
+        rich_help_panel="Memory",
     ),
     importance: str = typer.Option(
-        "model", "--importance", help="how memories are rated: model (the paper's) or heuristic"
+        "model",
+        "--importance",
+        help="how memories are rated: model (the paper's) or heuristic",
+        rich_help_panel="Memory",
     ),
     embedder: str = typer.Option(
         "auto",
         "--embedder",
         envvar="AUTONOMA_EMBEDDER",
         help="memory embeddings: auto (MiniLM if installed), minilm or lexical",
+        rich_help_panel="Memory",
     ),
     strategy: str = typer.Option(
         "loop",
         "--strategy",
         help="loop: one agent loop (AutoGPT); plan: a task graph, ready tasks run at once",
+        rich_help_panel="Planning",
     ),
-    concurrency: int = typer.Option(4, "--concurrency", min=1, help="plan: tasks at once"),
+    concurrency: int = typer.Option(
+        4, "--concurrency", min=1, help="plan: tasks at once", rich_help_panel="Planning"
+    ),
     task_steps: int = typer.Option(
-        15, "--task-steps", min=1, help="plan: step limit of one attempt at one task"
+        15,
+        "--task-steps",
+        min=1,
+        help="plan: step limit of one attempt at one task",
+        rich_help_panel="Planning",
     ),
     subagents: bool = typer.Option(
-        False, "--subagents", help="let the agent start and message sub-agents"
+        False,
+        "--subagents",
+        help="let the agent start and message sub-agents",
+        rich_help_panel="Planning",
     ),
     create_tasks: bool = typer.Option(
-        False, "--create-tasks", help="plan: after each result the model may add and re-order"
+        False,
+        "--create-tasks",
+        help="plan: after each result the model may add and re-order",
+        rich_help_panel="Planning",
     ),
     replans: int = typer.Option(
-        2, "--replans", min=0, help="plan: revisions of the rest after a task fails for good"
+        2,
+        "--replans",
+        min=0,
+        help="plan: revisions of the rest after a task fails for good",
+        rich_help_panel="Planning",
     ),
     executor: str = typer.Option(
-        "local", "--executor", help="plan: where tasks run: local (asyncio here) or ray"
+        "local",
+        "--executor",
+        help="plan: where tasks run: local (asyncio here) or ray",
+        rich_help_panel="Planning",
     ),
     ray_address: str | None = typer.Option(
         None,
         "--ray-address",
         help="with --executor ray: the cluster's HOST:PORT (or auto); default: start Ray here",
+        rich_help_panel="Planning",
     ),
     self_reflect: bool = typer.Option(
         False,
         "--self-reflect",
         help="on a loop, a stall or budget burn, reflect (Reflexion) and keep the lesson in view",
+        rich_help_panel="Reflection",
     ),
     trials: int = typer.Option(
         2,
@@ -307,21 +359,32 @@ def run(
         max=5,
         help="with --self-reflect: attempts at the task a run may make; a reflection that "
         "finds no way forward (and no check passing) starts the next from a clean state",
+        rich_help_panel="Reflection",
     ),
     planner: str = typer.Option(
         "decompose",
         "--planner",
         help="plan: decompose (one answer), tot (Tree of Thoughts: the best of several rated "
         "plans) or pddl (LLM+P: the model writes a PDDL problem, pyperplan solves it)",
+        rich_help_panel="Planning",
     ),
     pddl_domain: str = typer.Option(
-        "blocksworld", "--pddl-domain", help="planner pddl: a shipped domain or a .pddl file"
+        "blocksworld",
+        "--pddl-domain",
+        help="planner pddl: a shipped domain or a .pddl file",
+        rich_help_panel="Planning",
     ),
     tot_rate: str = typer.Option(
-        "value", "--tot-rate", help="planner tot: value (score each plan) or vote (pick the best)"
+        "value",
+        "--tot-rate",
+        help="planner tot: value (score each plan) or vote (pick the best)",
+        rich_help_panel="Planning",
     ),
     tot_search: str = typer.Option(
-        "bfs", "--tot-search", help="planner tot: bfs (level by level) or dfs (best branch first)"
+        "bfs",
+        "--tot-search",
+        help="planner tot: bfs (level by level) or dfs (best branch first)",
+        rich_help_panel="Planning",
     ),
     tools: str = typer.Option(
         ",".join(TOOL_GROUPS),
@@ -333,27 +396,34 @@ def run(
         "--tool-settings",
         help="a JSON or TOML file of tool settings: sandbox limits, web guard, MCP servers, "
         "tool retrieval (docs/tools.md)",
+        rich_help_panel="Tools and trust",
     ),
     allow_hosts: list[str] = typer.Option(
-        [], "--allow-host", help="let web tools reach this private host or network (repeatable)"
+        [],
+        "--allow-host",
+        help="let web tools reach this private host or network (repeatable)",
+        rich_help_panel="Tools and trust",
     ),
     unsafe_code: bool = typer.Option(
         False,
         "--unsafe-code",
         help="run code WITHOUT the bubblewrap sandbox (rlimits only): only on a machine you "
         "can lose",
+        rich_help_panel="Tools and trust",
     ),
     trust_outside: bool = typer.Option(
         False,
         "--trust-outside",
         help="continuous runs: do not ask before risky commands once web or API content is "
         "in the context",
+        rich_help_panel="Tools and trust",
     ),
     trust_workspace: bool = typer.Option(
         False,
         "--trust-workspace",
         help="the files in the workspace when the run starts are yours: they do not count as "
         "outside content (files others change during the run still do)",
+        rich_help_panel="Tools and trust",
     ),
     actions: str | None = typer.Option(
         None,
@@ -372,56 +442,38 @@ def run(
     """Pursue GOAL with an autonomous agent, showing each step live."""
     if not goal.strip():
         raise typer.BadParameter("the goal is empty; say what the agent should achieve")
-    tool_config = tool_settings_from(
-        tool_settings, tools, allow_hosts, unsafe_code, trust_outside, trust_workspace
-    )
-    identity = identity_from_options(goal, name, role, goals)
-    limits = limits_from(max_steps, max_tokens, budget_usd, max_minutes)
-    for value, allowed, option in (
-        (importance, ("model", "heuristic"), "--importance"),
-        (embedder, ("auto", "minilm", "lexical"), "--embedder"),
-        (strategy, ("loop", "plan"), "--strategy"),
-        (executor, ("local", "ray"), "--executor"),
-        (planner, ("decompose", "tot", "pddl"), "--planner"),
-        (tot_rate, ("value", "vote"), "--tot-rate"),
-        (tot_search, ("bfs", "dfs"), "--tot-search"),
-        (actions or "json", ("json", "code"), "--actions"),  # unset: the model's own
-    ):
-        if value not in allowed:
-            raise typer.BadParameter(f"{option} is one of {', '.join(allowed)}, not {value!r}")
     store = RunStore.open_default()
-    settings = RunSettings.model_validate(
-        {
-            "model": model,
-            "limits": limits,
-            "continuous": continuous,
-            "seed": seed,
-            "memory": memory,
-            "memory_agent": memory_owner(store, memory_of),
-            "importance": importance,
-            "embedder": embedder,
-            "strategy": strategy,
-            "concurrency": concurrency,
-            "task_steps": task_steps,
-            "subagents": subagents,
-            "create_tasks": create_tasks,
-            "replans": replans,
-            "executor": executor,
-            "ray_address": ray_address,
-            "tools": tool_config,
-            "planner": planner,
-            "self_reflect": self_reflect,
-            "trials": trials,
-            "pddl_domain": pddl_domain,
-            "tot_rate": tot_rate,
-            "tot_search": tot_search,
-            "checks": checks,
-            "actions": actions,
-        }
+    chosen = given(context)
+    base = read_settings_file(settings_file, "the run settings") if settings_file else {}
+    tool_config = tool_settings_from(
+        tool_settings,
+        tools if "tools" in chosen or "tools" not in base else None,
+        allow_hosts,
+        unsafe_code,
+        trust_outside,
+        trust_workspace,
+        base=base.get("tools"),
+        base_path=settings_file,
     )
+    options = {name: value for name, value in locals().items() if name in SAME_NAME}
+    options["limits"] = {
+        field: value
+        for option, field, value in (
+            ("max_steps", "max_steps", max_steps),
+            ("max_tokens", "max_tokens", max_tokens),
+            ("budget_usd", "max_usd", budget_usd),
+            ("max_minutes", "max_seconds", max_minutes and max_minutes * 60),
+        )
+        if option in chosen
+    }
+    if memory_of is not None:
+        options["memory_agent"] = memory_owner(store, memory_of)
+        chosen.add("memory_agent")
+    settings = run_settings(base, settings_file, options, chosen, tool_config)
     check_placement(settings)  # an unreachable Ray cluster fails here, before the run exists
+    identity = identity_from_options(goal, name, role, goals)
     view_console = err if as_json else out
-    llm = load_model(model)
+    llm = load_model(settings.model)
 
     async def begin() -> RunRecord:
         with view_console.status("choosing a name, a role and goals…"):
@@ -433,45 +485,6 @@ def run(
         return record
 
     drive(store, llm, as_json, begin)
-
-
-def tool_settings_from(
-    path: Path | None,
-    groups: str,
-    allow: list[str],
-    unsafe: bool,
-    trust_outside: bool,
-    trust_workspace: bool = False,
-) -> ToolSettings:
-    """Tool settings from a file (if given), then the options on top."""
-    data: dict[str, Any] = {}
-    if path is not None:
-        try:
-            text = read_input(path, "the tool settings")
-            data = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
-        except InputFileError as error:
-            raise typer.BadParameter(str(error)) from None
-        except (ValueError, RecursionError) as error:
-            raise typer.BadParameter(f"cannot read the tool settings {path}: {error}") from None
-    try:
-        settings = ToolSettings.model_validate(data)
-    except ValidationError as error:
-        raise typer.BadParameter(f"the tool settings in {path} are not valid: {error}") from None
-    chosen = [g.strip() for g in groups.split(",") if g.strip() and g.strip() != "none"]
-    unknown = [g for g in chosen if g not in TOOL_GROUPS]
-    if unknown:
-        raise typer.BadParameter(
-            f"--tools takes {', '.join(TOOL_GROUPS)} or none, not {', '.join(unknown)}"
-        )
-    settings.groups = [g for g in TOOL_GROUPS if g in chosen]
-    settings.web.allow = [*settings.web.allow, *allow]
-    if unsafe:
-        settings.sandbox.backend = "unsafe"
-    if trust_outside:
-        settings.approve_after_untrusted = False
-    if trust_workspace:
-        settings.trust_workspace = True
-    return settings
 
 
 def memory_owner(store: RunStore, run_id: str | None) -> str | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from autonoma.agent.loop import LoopConfig
 from autonoma.llm.registry import default_actions
@@ -17,54 +17,86 @@ DEFAULT_MODEL = "local:qwen2.5-coder-1.5b"
 """The embedded model that achieved the demo goal on a 2-core laptop (docs/benchmarks.md)."""
 
 
-class RunSettings(BaseModel):
-    """What a run was started with; stored with it so `resume` continues the same way."""
+SETTINGS_VERSION = 2
+"""The shape `RunSettings` are stored in. 1: before `version` (and, earliest, `actions`)."""
 
+
+class RunSettings(BaseModel):
+    """What a run was started with; stored with it so `resume` continues the same way. Each
+    field's docstring is its documentation (in the exported schema and `--settings` files)."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    version: int = SETTINGS_VERSION
+    """The shape these settings were stored in; older ones are migrated on load."""
     model: str = DEFAULT_MODEL
+    """The model spec (docs/llm.md): local:NAME, openai:MODEL[@URL], or a GGUF path."""
     limits: BudgetLimits = Field(default_factory=BudgetLimits)
+    """Steps, tokens, dollars and seconds the run may spend."""
     continuous: bool = False
-    seed: int | None = None  # sampling seed, for runs that can be replayed exactly
-    memory: bool = True  # long-term memory, reflection and the model's rolling summary
-    memory_agent: str | None = None  # whose memory: default the run's own (its id)
+    """Run risky commands without asking (after outside content, a person is still asked)."""
+    seed: int | None = None
+    """Sampling seed, for runs that can be replayed exactly."""
+    memory: bool = True
+    """Long-term memory, reflection and the model's rolling summary."""
+    memory_agent: str | None = None
+    """Whose long-term memory: an earlier run's id; default the run's own."""
     importance: Literal["model", "heuristic"] = "model"
+    """How memories are rated: by the model (the paper's), or by a heuristic."""
     embedder: Literal["auto", "minilm", "lexical"] = "auto"
-    strategy: Literal["loop", "plan"] = "loop"  # one agent loop, or a planned task graph
-    concurrency: int = Field(4, ge=1)  # planned: tasks running at once
-    task_steps: int = Field(15, ge=1)  # planned: step limit of one attempt at a task
-    task_retries: int = Field(1, ge=0)  # planned: further attempts at a failed task
-    subagents: bool = False  # the start_agent, message_agent, ... commands
-    create_tasks: bool = False  # planned: after each result the model may add and re-order
-    replans: int = Field(2, ge=0)  # planned: revisions of the rest after a task fails for good
-    executor: Literal["local", "ray"] = "local"  # planned: where tasks run (docs/planning.md)
-    ray_address: str | None = None  # executor ray: a cluster to join; default: start Ray here
+    """Memory embeddings: MiniLM if installed (auto), MiniLM, or lexical."""
+    strategy: Literal["loop", "plan"] = "loop"
+    """One agent loop (AutoGPT's), or a planned task graph whose ready tasks run at once."""
+    concurrency: int = Field(4, ge=1)
+    """Planned: tasks running at once."""
+    task_steps: int = Field(15, ge=1)
+    """Planned: the step limit of one attempt at one task."""
+    task_retries: int = Field(1, ge=0)
+    """Planned: further attempts at a failed task."""
+    subagents: bool = False
+    """The start_agent, message_agent, ... commands."""
+    create_tasks: bool = False
+    """Planned: after each result the model may add and re-order tasks."""
+    replans: int = Field(2, ge=0)
+    """Planned: revisions of the rest of the plan after a task fails for good."""
+    executor: Literal["local", "ray"] = "local"
+    """Planned: where tasks run, here (asyncio) or on Ray (docs/planning.md)."""
+    ray_address: str | None = None
+    """Executor ray: the cluster to join (HOST:PORT or auto); default: start Ray here."""
     tools: ToolSettings = Field(default_factory=ToolSettings)
-    # planned: how the goal becomes a graph: one structured answer (decompose), the best of
-    # several rated ones (tot: Tree of Thoughts), or a PDDL problem solved by a planner (pddl)
+    """Tool groups, sandbox limits, the web's egress rules, MCP servers (docs/tools.md)."""
     planner: Literal["decompose", "tot", "pddl"] = "decompose"
-    pddl_domain: str = "blocksworld"  # a shipped domain's name or a .pddl file
-    tot_k: int = Field(3, ge=1, le=8)  # tot: plans proposed at each level
-    tot_depth: int = Field(1, ge=1, le=2)  # tot: 2 also refines the best plan
-    tot_rate: Literal["value", "vote"] = "value"  # tot: score each plan, or vote among them
-    tot_search: Literal["bfs", "dfs"] = "bfs"  # tot: level by level, or best branch first
-    # on a loop, stall or budget burn the monitor detects, reflect and keep the lesson
+    """Planned: how the goal becomes a graph: one structured answer (decompose), the best of
+    several rated ones (tot: Tree of Thoughts), or a PDDL problem solved by a planner."""
+    pddl_domain: str = "blocksworld"
+    """Planner pddl: a shipped domain's name or a .pddl file."""
+    tot_k: int = Field(3, ge=1, le=8)
+    """Planner tot: plans proposed at each level."""
+    tot_depth: int = Field(1, ge=1, le=2)
+    """Planner tot: 2 also refines the best plan."""
+    tot_rate: Literal["value", "vote"] = "value"
+    """Planner tot: score each plan, or vote among them."""
+    tot_search: Literal["bfs", "dfs"] = "bfs"
+    """Planner tot: level by level, or the best branch first."""
     self_reflect: bool = False
-    trials: int = Field(2, ge=1, le=5)  # with self_reflect: attempts at the task in one run
-    # acceptance checks written from the goals before the work; task_complete needs them passed
+    """On a loop, stall or budget burn the monitor detects, reflect and keep the lesson."""
+    trials: int = Field(2, ge=1, le=5)
+    """With self_reflect: attempts at the task in one run."""
     checks: bool = True
-    # the run ends completed once every check passes after a step, claimed or not
+    """Acceptance checks written from the goals before the work; task_complete needs them."""
     finish_on_checks: bool = True
-    # json: one command a step; code: a short Python program a step, calling the tools;
-    # None: the model's own (llm.registry.default_actions), JSON where code cannot run
+    """The run ends completed once every check passes after a step, claimed or not."""
     actions: Literal["json", "code"] | None = None
-    # set by autonoma on a sub-agent's or a planned task's run whose task came from a run with
-    # outside content in its context: the mark travels with the task
+    """json: one command a step; code: a short Python program a step, calling the tools;
+    unset: the model's own (llm.registry.default_actions), JSON where code cannot run."""
     outside_at_start: bool = False
+    """Set by autonoma on a sub-agent's or a planned task's run whose task came from a run
+    with outside content in its context: the mark travels with the task."""
 
     @classmethod
     def stored(cls, data: dict[str, Any]) -> RunSettings:
-        """The settings a run was stored with. A run stored before `actions` existed acted
-        by JSON: it resumes so, whatever its model's own form is now."""
-        return cls.model_validate({"actions": "json", **data})
+        """The settings a run was stored with, migrated from the shape they were stored in."""
+        return cls.model_validate(migrate(data))
 
     @model_validator(mode="after")
     def _actions_of_the_model(self) -> RunSettings:
@@ -101,3 +133,19 @@ def _code_can_run(settings: RunSettings) -> bool:
     except SandboxUnavailable:
         return False
     return True
+
+
+def migrate(data: dict[str, Any]) -> dict[str, Any]:
+    """Stored settings of any earlier shape in today's. Version 1 (no `version`): a run
+    stored before `actions` existed acted by JSON, and resumes so whatever its model's own
+    form is now."""
+    data = dict(data)
+    if data.get("version", 1) == 1:
+        data.setdefault("actions", "json")
+        data["version"] = 2
+    if data["version"] != SETTINGS_VERSION:
+        raise ValueError(
+            f"these settings were stored by a newer autonoma (version {data['version']}; "
+            f"this one reads up to {SETTINGS_VERSION})"
+        )
+    return data

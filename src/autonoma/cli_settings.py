@@ -1,0 +1,140 @@
+"""Run settings from the command line: a settings file (`--settings`, TOML or JSON in the shape
+of `RunSettings`), then each option the person gave on top of it, validated once by the
+settings themselves. An invalid value is one line naming the option (or the file's key)."""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from collections.abc import Set as AbstractSet
+from pathlib import Path
+from typing import Any
+
+import typer
+from pydantic import ValidationError
+
+from autonoma.agent.settings import RunSettings
+from autonoma.runtime.inputs import InputFileError, read_input
+from autonoma.tools.settings import TOOL_GROUPS, ToolSettings
+
+# the CLI's options that are the settings' fields of the same name
+SAME_NAME = (
+    "model", "continuous", "seed", "memory", "importance", "embedder", "strategy",
+    "concurrency", "task_steps", "subagents", "create_tasks", "replans", "executor",
+    "ray_address", "planner", "pddl_domain", "tot_rate", "tot_search", "self_reflect", "trials",
+    "checks", "actions",
+)  # fmt: skip
+# the option (its parameter) that holds each field's value
+OPTION_OF = {
+    "memory_agent": "memory_of",
+    "limits.max_steps": "max_steps",
+    "limits.max_tokens": "max_tokens",
+    "limits.max_usd": "budget_usd",
+    "limits.max_seconds": "max_minutes",
+} | {name: name for name in SAME_NAME}
+
+
+def read_settings_file(path: Path, what: str) -> dict[str, Any]:
+    """A TOML (by its suffix) or JSON file's table, or one clear line saying why not."""
+    try:
+        text = read_input(path, what)
+        data = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
+    except InputFileError as error:
+        raise typer.BadParameter(str(error)) from None
+    except (ValueError, RecursionError) as error:
+        raise typer.BadParameter(f"cannot read {what} {path}: {error}") from None
+    if not isinstance(data, dict):
+        raise typer.BadParameter(f"{what} in {path} must be a table of settings")
+    return data
+
+
+def given(context: typer.Context) -> set[str]:
+    """The options of the command that the person gave (or set by their variables)."""
+    unset = ("DEFAULT", "DEFAULT_MAP")
+    return {
+        name
+        for name in context.params
+        if (source := context.get_parameter_source(name)) is not None and source.name not in unset
+    }
+
+
+def run_settings(
+    base: dict[str, Any],
+    path: Path | None,
+    options: dict[str, Any],
+    chosen: set[str],
+    tools: ToolSettings,
+) -> RunSettings:
+    """The file's settings (`base`, read from `path`) with the `chosen` of `options` on top,
+    and the tools as built from both (`tool_settings_from`)."""
+    data = dict(base) | {name: value for name, value in options.items() if name in chosen}
+    data["limits"] = {**base.get("limits", {}), **options.get("limits", {})}
+    data["tools"] = tools.model_dump()
+    try:
+        return RunSettings.model_validate(data)
+    except ValidationError as error:
+        raise typer.BadParameter(one_line(error, path, chosen)) from None
+
+
+def tool_settings_from(
+    path: Path | None,
+    groups: str | None,
+    allow: list[str],
+    unsafe: bool,
+    trust_outside: bool,
+    trust_workspace: bool = False,
+    base: dict[str, Any] | None = None,
+    base_path: Path | None = None,
+) -> ToolSettings:
+    """Tool settings from a file (if given; else `base`, the `tools` of the run settings file
+    `base_path`), then the options on top; `groups` None keeps the file's groups."""
+    data = read_settings_file(path, "the tool settings") if path is not None else dict(base or {})
+    try:
+        settings = ToolSettings.model_validate(data)
+    except ValidationError as error:
+        if path is not None:  # a key of the tool settings file
+            said = one_line(error, path, listed_in="docs/tools.md")
+        else:  # of the run settings file's tools
+            said = one_line(error, base_path, prefix="tools", listed_in="docs/tools.md")
+        raise typer.BadParameter(said) from None
+    if groups is not None:
+        chosen = [g.strip() for g in groups.split(",") if g.strip() and g.strip() != "none"]
+        unknown = [g for g in chosen if g not in TOOL_GROUPS]
+        if unknown:
+            raise typer.BadParameter(
+                f"--tools takes {', '.join(TOOL_GROUPS)} or none, not {', '.join(unknown)}"
+            )
+        settings.groups = [g for g in TOOL_GROUPS if g in chosen]
+    settings.web.allow = [*settings.web.allow, *allow]
+    if unsafe:
+        settings.sandbox.backend = "unsafe"
+    if trust_outside:
+        settings.approve_after_untrusted = False
+    if trust_workspace:
+        settings.trust_workspace = True
+    return settings
+
+
+def one_line(
+    error: ValidationError,
+    path: Path | None,
+    chosen: AbstractSet[str] = frozenset(),
+    prefix: str = "",
+    listed_in: str = "docs/library.md",
+) -> str:
+    """The first problem of a validation, as a person reads it: the option when an option
+    holds the value, else the file's key; a choice lists what may be chosen."""
+    first = error.errors()[0]
+    key = ".".join(str(part) for part in (prefix, *first["loc"]) if part != "")
+    param = OPTION_OF.get(key)
+    if param is not None and param in chosen:
+        where = "--" + param.replace("_", "-")
+    else:
+        where = f"{key} in {path}" if path is not None else key
+    if first["type"] == "literal_error":
+        choices = re.findall(r"'([^']*)'", str(first.get("ctx", {}).get("expected", "")))
+        return f"{where} is one of {', '.join(choices)}, not {first['input']!r}"
+    if first["type"] == "extra_forbidden":
+        return f"{where} is not a setting ({listed_in} lists them)"
+    return f"{where}: {first['msg']}"

@@ -1,0 +1,102 @@
+"""Run settings from a file (`autonoma run --settings`), options on top, one-line errors from
+the settings' own validation, and stored settings of an older shape migrated on resume."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from autonoma import RunSettings, RunStore, resume
+from autonoma.agent.settings import SETTINGS_VERSION, migrate
+from autonoma.testing import ScriptedModel, act
+from tests.agent.helpers import IDENTITY
+from tests.cli_helpers import cli, one_line_error, scripted, spec
+from tests.fake_openai import FakeOpenAI
+
+FILE = """\
+continuous = true
+seed = 7
+checks = false
+memory = false
+strategy = "loop"
+
+[limits]
+max_steps = 5
+max_tokens = 50000
+
+[tools]
+groups = ["calculator"]
+"""
+
+
+def test_a_settings_file_sets_the_run_and_options_given_win(
+    home: Path, server: FakeOpenAI, tmp_path: Path
+) -> None:
+    path = tmp_path / "run.toml"
+    path.write_text(FILE)
+    server.responder = scripted([act("task_complete", reason="done")])
+    result = cli(
+        home, "run", "Say done", "--settings", str(path), "--model", spec(server),
+        "--max-steps", "3", "--json",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    run_id = json.loads(result.stdout)["run_id"]
+    stored = json.loads(cli(home, "show", run_id, "--json").stdout)["settings"]
+    assert stored["version"] == SETTINGS_VERSION
+    assert stored["limits"]["max_steps"] == 3  # the option, over the file's 5
+    assert stored["limits"]["max_tokens"] == 50000  # the file's, kept beside it
+    assert (stored["seed"], stored["continuous"], stored["memory"]) == (7, True, False)
+    assert stored["tools"]["groups"] == ["calculator"]  # not the --tools default
+
+
+@pytest.mark.parametrize(
+    ("content", "options", "said"),
+    [
+        ("tasksteps = 3\n", [], r"tasksteps in .*run.toml is not a setting"),
+        ('strategy = "graph"\n', [], r"strategy in .*run.toml is one of loop, plan, not 'graph'"),
+        ('strategy = "loop"\n', ["--strategy", "x"], r"--strategy is one of loop, plan, not 'x'"),
+        ("[limits]\nmax_steps = 0\n", [], r"limits.max_steps in .*: Input should be greater"),
+        ("[tools]\nsurprise = 1\n", [], r"tools.surprise in .*run.toml is not a setting"),
+        ("version = 9\n", [], r"stored by a newer autonoma \(version 9"),
+        ("= nonsense", [], r"cannot read the run settings"),
+    ],
+)
+def test_bad_settings_are_one_line(
+    home: Path, tmp_path: Path, content: str, options: list[str], said: str
+) -> None:
+    path = tmp_path / "run.toml"
+    path.write_text(content)
+    error = one_line_error(cli(home, "run", "x", "--settings", str(path), *options))
+    assert re.search(said, error), error
+
+
+def test_a_newer_shape_is_refused_and_the_oldest_is_migrated() -> None:
+    with pytest.raises(ValueError, match="newer autonoma"):
+        migrate({"version": SETTINGS_VERSION + 1})
+    assert migrate({"model": "x"}) == {"model": "x", "actions": "json", "version": 2}
+
+
+async def test_a_run_stored_in_the_old_shape_resumes(tmp_path: Path) -> None:
+    # settings as runs stored them before `version` and `actions` existed
+    old = RunSettings(model="scripted", continuous=True, checks=False, memory=False).model_dump()
+    del old["version"], old["actions"]
+    store = RunStore(tmp_path / "runs.db")
+    run = store.create_run(
+        goal="Write hi to hi.txt",
+        identity=IDENTITY.model_dump(),
+        settings=old,
+        workspace=str(tmp_path / "ws"),
+        model="scripted",
+    )
+    (tmp_path / "ws").mkdir()
+    model = ScriptedModel(
+        [act("write_file", path="hi.txt", text="hi"), act("task_complete", reason="written")]
+    )
+    outcome = await resume(run.id, store=store, model=model)
+    model.assert_complete()
+    assert outcome.status == "completed", outcome.reason
+    stored = RunSettings.stored(store.get_run(run.id).settings)
+    assert stored.actions == "json" and stored.version == SETTINGS_VERSION
