@@ -104,5 +104,5 @@ def test_without_bubblewrap_code_commands_are_not_offered_and_the_person_is_told
     )
     settings.tools.sandbox.backend = "docker"  # not available in this version: refused
     assert "execute_python" not in run_tools(settings, memory=False).names
-    ((kind, data),) = tool_notices(settings)
-    assert kind == "code_refused" and "apt-get install bubblewrap" in data["message"]
+    (notice,) = tool_notices(settings)
+    assert notice.kind == "code_refused" and "apt-get install bubblewrap" in notice.message

@@ -52,6 +52,7 @@ from autonoma.planning.graph import Task, TaskGraph, render_dot, render_tree
 from autonoma.planning.picture import render_svg
 from autonoma.redact import HIDDEN, redact
 from autonoma.runtime.budget import BudgetLimits
+from autonoma.runtime.events import Rated, Undone, event_schema
 from autonoma.runtime.export import FORMATS, trajectories
 from autonoma.runtime.lease import ensure_free
 from autonoma.runtime.store import RunRecord, RunStore, default_home
@@ -694,7 +695,8 @@ def undo(
     done = journal.undo(to_step, force=force)
     for line in done or [f"nothing changed after step {to_step}"]:
         out.print(Text(neutralise_lines(line)))
-    store.add_event(run_id, "undone", {"to_step": to_step, "done": done})
+    undone = Undone(to_step=to_step, done=done)
+    store.add_event(run_id, undone.kind, undone.data())
 
 
 @app.command()
@@ -709,8 +711,20 @@ def rate(
         raise typer.BadParameter(f"SCORE is 1 to 5, not {score}")
     store = RunStore.open_default()
     store.get_run(run_id)  # a clear error if there is no such run
-    store.add_event(run_id, "rated", {"score": score, "comment": comment})
+    rated = Rated(score=score, comment=comment)
+    store.add_event(run_id, rated.kind, rated.data())
     out.print(f"rated run {run_id} {score} of 5", highlight=False)
+
+
+@app.command()
+def schema(
+    what: str = typer.Argument("events", help="events (what a run reports) or settings"),
+) -> None:
+    """Print the JSON Schema of a run's events or of its settings (docs/library.md)."""
+    schemas = {"events": event_schema, "settings": RunSettings.model_json_schema}
+    if what not in schemas:
+        raise typer.BadParameter(f"schema is one of {', '.join(schemas)}, not {what!r}")
+    print(json.dumps(schemas[what](), indent=2))
 
 
 def main() -> None:

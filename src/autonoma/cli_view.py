@@ -7,7 +7,7 @@ control characters, so nothing the model writes can restyle or hide what is show
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, assert_never
 
 import click
 from rich.console import Console
@@ -22,6 +22,49 @@ from autonoma.agent.checks import Check, checks_from_text, checks_to_text
 from autonoma.agent.display import command_line, neutralise, neutralise_lines
 from autonoma.memory.reflection import ReflectionTree
 from autonoma.runtime.budget import BudgetSpent
+from autonoma.runtime.events import (
+    AgentStarted,
+    ApprovalAnswered,
+    ApprovalAsked,
+    ChecksEdited,
+    ChecksFailed,
+    ChecksRun,
+    ChecksWriting,
+    ChecksWritten,
+    MemorySaved,
+    MonitorDetected,
+    Notice,
+    OutsideEntered,
+    Planned,
+    Planning,
+    Rated,
+    Reflected,
+    Reflecting,
+    ReplanAsked,
+    ReplanFailed,
+    Replanned,
+    Replanning,
+    RunFinished,
+    RunStarted,
+    SelfReflected,
+    SelfReflectionFailed,
+    StepIntent,
+    StepInterrupted,
+    StepInvalid,
+    StepResult,
+    SummaryUpdated,
+    TaskChanged,
+    TasksCreated,
+    TaskStarted,
+    Thinking,
+    ToolsHint,
+    ToolsOffered,
+    TrialEnded,
+    TrialStarted,
+    Undone,
+    Unrecognised,
+    WorkspaceChanged,
+)
 from autonoma.runtime.store import EventRecord, RunRecord, StepRecord
 
 TASK_STYLE = {"done": "green", "failed": "red", "skipped": "dim", "pending": "yellow"}
@@ -74,138 +117,143 @@ class LiveView:
             self._status.stop()
             self._status = None
 
-    def __call__(self, event: EventRecord) -> None:
-        data = event.data
-        label = self._labels.get(event.run_id)
-        if event.kind == "thinking":
-            self._stop_spinner()
-            who = f"{label} · " if label else ""
-            self._status = self.console.status(f"{who}step {event.step}: thinking…")
-            self._status.start()
+    def __call__(self, record: EventRecord) -> None:
+        label = self._labels.get(record.run_id)
+        who = f"{label} · " if label else ""
+        event = record.event
+        if isinstance(event, Thinking):
+            self._spin(f"{who}step {record.step}: thinking…")
             return
         self._stop_spinner()
-        if label is not None and event.kind in ("run_started", "run_finished"):
+        if label is not None and isinstance(event, RunStarted | RunFinished):
             return  # a task's run: its task's changes say the same
-        if event.kind == "code_unsafe":
-            self.console.print(Text(f"WARNING: {data.get('message', '')}", "bold red"))
-        elif event.kind == "monitor" and data.get("detection") != "periodic":
-            who = f"{label} · " if label else ""
-            said = f"{who}monitor: {data.get('detection')}: {short(data.get('evidence', ''), 200)}"
-            self.console.print(Text(said, "bold magenta"))
-        elif event.kind == "self_reflection":
-            who = f"{label} · " if label else ""
-            line = f"{who}self-reflection: {short(data.get('lesson', ''), 300)}"
-            if data.get("course"):
-                line += f" → {data['course']} ({data.get('why', '')})"
-            self.console.print(Text(line, "magenta"))
-        elif event.kind == "trial_ended":
-            checks = "; ".join(data.get("checks", [])) or "nothing to check"
-            line = f"trial {data.get('trial')} ended at step {event.step}: {data.get('why', '')}"
-            self.console.print(Text(f"{line}. Checks: {short(checks, 200)}", "bold yellow"))
-        elif event.kind == "trial_started":
-            where = "restored as the run began" if data.get("workspace") == "restored" else "kept"
-            line = f"trial {data.get('trial')} begins: workspace {where}, lessons kept"
-            self.console.print(Text(line, "bold yellow"))
-        elif event.kind == "mcp_skipped":
-            self.console.print(Text(f"MCP: {short(data.get('message', ''), 300)}", "yellow"))
-        elif event.kind == "code_refused":
-            self.console.print(Text(f"no code execution: {data.get('message', '')}", "yellow"))
-        elif event.kind == "planning":
-            self._status = self.console.status("planning: breaking the goal into tasks…")
-            self._status.start()
-        elif event.kind == "planned":
-            self.console.print(Text(f"plan ({len(data.get('tasks', []))} tasks):", "bold"))
-            self.console.print(Text(neutralise_lines(data.get("tree", ""))))
-        elif event.kind == "task_started":
-            self._labels[data["run"]] = data["task"]
-            attempt = data.get("attempt", 1)
-            again = f" (attempt {attempt})" if attempt > 1 else ""
-            self.console.print(Text(f"task {data['task']} started{again}", "bold blue"))
-        elif event.kind == "replanning":
-            self._status = self.console.status(f"task {data.get('task')} failed: replanning…")
-            self._status.start()
-        elif event.kind == "replanned":
-            self.console.print(Text(f"plan revised: {data.get('summary', '')}", "bold magenta"))
-            self.console.print(Text(neutralise_lines(data.get("tree", ""))))
-        elif event.kind == "replan_failed":
-            problems = "; ".join(data.get("problems", []))
-            self.console.print(
-                Text(f"the plan could not be revised: {short(problems, 300)}", "red")
-            )
-        elif event.kind == "tasks_created" and (data.get("added") or data.get("merged")):
-            added = ", ".join(f"{t['id']} ({short(t['task'], 60)})" for t in data["added"])
-            line = f"after {data.get('after')}: new tasks {added or 'none'}"
-            if data.get("merged"):
-                line += f"; {len(data['merged'])} duplicate(s) merged"
-            self.console.print(Text(line, "magenta"))
-        elif event.kind == "agent_started":
-            self._labels[data["run"]] = data["key"]
-            self.console.print(Text(f"sub-agent {data['key']} started", "bold blue"))
-        elif event.kind == "agent_messaged":
-            self._labels[data["run"]] = data["key"]
-            line = f"message to sub-agent {data['key']}: {short(data.get('message', ''), 200)}"
-            self.console.print(Text(line, "blue"))
-        elif event.kind == "task_changed" and data.get("status") != "running":
-            style = TASK_STYLE.get(data.get("status", ""), "")
-            line = f"task {data.get('task')} {data.get('status')}"
-            if data.get("result"):
-                line += f": {short(data['result'], 200)}"
-            self.console.print(Text(line, style=style))
-        elif event.kind == "run_started" and data.get("resumed"):
-            self.console.print("[cyan]resuming[/]")
-        elif event.kind == "step_interrupted":
-            line = f"step {event.step}: {data.get('command', '')} was interrupted by the crash"
-            self.console.print(Text(line, style="yellow"))
-        elif event.kind == "step_intent":
-            self._print_intent(event.step, data, label)
-        elif event.kind == "checks_writing":
-            self._status = self.console.status("writing acceptance checks from the goals…")
-            self._status.start()
-        elif event.kind in ("checks_written", "checks_edited"):
-            who = "the person's edit" if event.kind == "checks_edited" else "before the work"
-            self.console.print(Text(f"acceptance checks ({who}):", style="bold"))
-            for n, check in enumerate(data.get("checks", []), 1):
-                self.console.print(Text(f"  {n}. [{check['kind']}] {short(check['what'], 160)}"))
-            if data.get("discarded"):
-                sent = f"  {len(data['discarded'])} written and sent back (could not fail, broken)"
-                self.console.print(Text(sent, style="dim"))
-        elif event.kind == "checks_failed":
-            line = (
-                f"no usable acceptance checks ({short(data.get('error', ''), 200)}); the task "
-                "itself will be judged when the agent says it is done"
-            )
-            self.console.print(Text(line, style="yellow"))
-        elif event.kind == "checks_run":
-            self._print_checks(data)
-        elif event.kind == "step_result":
-            style = "green" if data.get("ok") else "red"
-            mark = "→" if data.get("ok") else "✗"
-            self.console.print(Text(f"  {mark} {short(data.get('observation', ''), 300)}", style))
-        elif event.kind == "reflecting":
-            self._status = self.console.status("reflecting on what the steps so far show…")
-            self._status.start()
-        elif event.kind == "reflected":
-            for reflection in data.get("reflections", []):
-                cited = ", ".join(str(i) for i in reflection.get("evidence", []))
-                line = f"  reflection: {short(reflection['text'], 200)} (because of {cited})"
-                self.console.print(Text(line, style="magenta"))
-        elif event.kind == "summary_updated":
-            line = f"  summary of steps 1 to {data.get('upto')} updated"
-            self.console.print(Text(line, style="dim"))
-        elif event.kind == "outside_entered":
-            at = f"step {event.step}" if event.step else "the start"
-            line = f"  outside content from {at}: {data.get('why', '')}"
-            self.console.print(Text(short(line, 300), style="yellow"))
-        elif event.kind == "workspace_changed":
-            line = f"  changed: {short(', '.join(data.get('changes', [])), 300)}"
-            self.console.print(Text(line, style="dim"))
-        elif event.kind == "step_invalid":
-            line = f"step {event.step}: unusable answer: {short(data.get('error', ''), 300)}"
-            self.console.print(Text(line, style="red"))
+        say = self.console.print
+        match event:
+            case Notice(kind="code_unsafe", message=message):
+                say(Text(f"WARNING: {message}", "bold red"))
+            case Notice(kind="code_refused", message=message):
+                say(Text(f"no code execution: {message}", "yellow"))
+            case Notice(message=message):  # mcp_skipped
+                say(Text(f"MCP: {short(message, 300)}", "yellow"))
+            case MonitorDetected(detection=detection, evidence=evidence):
+                if detection != "periodic":
+                    said = f"{who}monitor: {detection}: {short(evidence, 200)}"
+                    say(Text(said, "bold magenta"))
+            case SelfReflected(lesson=lesson, course=course, why=why):
+                line = f"{who}self-reflection: {short(lesson, 300)}"
+                say(Text(line + (f" → {course} ({why})" if course else ""), "magenta"))
+            case TrialEnded(trial=trial, why=why, checks=checks):
+                facts = "; ".join(checks) or "nothing to check"
+                line = f"trial {trial} ended at step {record.step}: {why}"
+                say(Text(f"{line}. Checks: {short(facts, 200)}", "bold yellow"))
+            case TrialStarted(trial=trial, workspace=kept):
+                where = "restored as the run began" if kept == "restored" else "kept"
+                say(Text(f"trial {trial} begins: workspace {where}, lessons kept", "bold yellow"))
+            case Planning():
+                self._spin("planning: breaking the goal into tasks…")
+            case Planned(tasks=tasks, tree=tree):
+                say(Text(f"plan ({len(tasks)} tasks):", "bold"))
+                say(Text(neutralise_lines(tree)))
+            case TaskStarted(task=task, run=run, attempt=attempt):
+                self._labels[run] = task
+                again = f" (attempt {attempt})" if attempt > 1 else ""
+                say(Text(f"task {task} started{again}", "bold blue"))
+            case TaskChanged(task=task, status=status, result=result):
+                if status != "running":
+                    line = f"task {task} {status}" + (f": {short(result, 200)}" if result else "")
+                    say(Text(line, style=TASK_STYLE.get(status, "")))
+            case Replanning(task=task):
+                self._spin(f"task {task} failed: replanning…")
+            case Replanned(summary=summary, tree=tree):
+                say(Text(f"plan revised: {summary}", "bold magenta"))
+                say(Text(neutralise_lines(tree)))
+            case ReplanFailed(problems=problems):
+                said = short("; ".join(problems), 300)
+                say(Text(f"the plan could not be revised: {said}", "red"))
+            case TasksCreated(after=after, added=added, merged=merged):
+                if added or merged:
+                    new = ", ".join(f"{t['id']} ({short(t['task'], 60)})" for t in added)
+                    line = f"after {after}: new tasks {new or 'none'}"
+                    if merged:
+                        line += f"; {len(merged)} duplicate(s) merged"
+                    say(Text(line, "magenta"))
+            case AgentStarted(key=key, run=run):
+                self._labels[run] = key
+                say(Text(f"sub-agent {key} started", "bold blue"))
+            case RunStarted(resumed=resumed):
+                if resumed:
+                    say("[cyan]resuming[/]")
+            case StepInterrupted(command=command):
+                line = f"step {record.step}: {command} was interrupted by the crash"
+                say(Text(line, style="yellow"))
+            case StepIntent():
+                self._print_intent(record.step, event, label)
+            case ChecksWriting():
+                self._spin("writing acceptance checks from the goals…")
+            case ChecksWritten(checks=checks, discarded=discarded):
+                self._print_written("before the work", checks, discarded)
+            case ChecksEdited(checks=checks):
+                self._print_written("the person's edit", checks, [])
+            case ChecksFailed(error=error):
+                line = (
+                    f"no usable acceptance checks ({short(error, 200)}); the task itself will "
+                    "be judged when the agent says it is done"
+                )
+                say(Text(line, style="yellow"))
+            case ChecksRun():
+                self._print_checks(event)
+            case StepResult(ok=ok, observation=observation):
+                mark, style = ("→", "green") if ok else ("✗", "red")
+                say(Text(f"  {mark} {short(observation, 300)}", style))
+            case Reflecting():
+                self._spin("reflecting on what the steps so far show…")
+            case Reflected(reflections=reflections):
+                for reflection in reflections:
+                    cited = ", ".join(str(i) for i in reflection.get("evidence", []))
+                    line = f"  reflection: {short(reflection['text'], 200)} (because of {cited})"
+                    say(Text(line, style="magenta"))
+            case SummaryUpdated(upto=upto):
+                say(Text(f"  summary of steps 1 to {upto} updated", style="dim"))
+            case OutsideEntered(why=why):
+                at = f"step {record.step}" if record.step else "the start"
+                say(Text(short(f"  outside content from {at}: {why}", 300), style="yellow"))
+            case WorkspaceChanged(changes=changes):
+                say(Text(f"  changed: {short(', '.join(changes), 300)}", style="dim"))
+            case StepInvalid(error=error):
+                line = f"step {record.step}: unusable answer: {short(error, 300)}"
+                say(Text(line, style="red"))
+            case (
+                RunFinished()  # the command prints the outcome
+                | Undone()
+                | Rated()
+                | ToolsOffered()
+                | ToolsHint()
+                | ApprovalAsked()  # the approver asks
+                | ApprovalAnswered()
+                | MemorySaved()
+                | SelfReflectionFailed()
+                | ReplanAsked()
+                | Unrecognised()
+            ):
+                pass
+            case _:
+                assert_never(event)
 
-    def _print_checks(self, data: dict[str, Any]) -> None:
-        results = data.get("results", [])
-        if data.get("passed"):
+    def _spin(self, what: str) -> None:
+        self._status = self.console.status(what)
+        self._status.start()
+
+    def _print_written(self, whose: str, checks: list[dict[str, Any]], sent: list[str]) -> None:
+        self.console.print(Text(f"acceptance checks ({whose}):", style="bold"))
+        for n, check in enumerate(checks, 1):
+            self.console.print(Text(f"  {n}. [{check['kind']}] {short(check['what'], 160)}"))
+        if sent:
+            said = f"  {len(sent)} written and sent back (could not fail, broken)"
+            self.console.print(Text(said, style="dim"))
+
+    def _print_checks(self, run: ChecksRun) -> None:
+        results = run.results
+        if run.passed:
             self.console.print(Text(f"  ✓ all {len(results)} acceptance checks pass", "green"))
             return
         failed = [(n, r) for n, r in enumerate(results, 1) if not r.get("passed")]
@@ -215,8 +263,9 @@ class LiveView:
             said = short(f"{result.get('what', '')}: {result.get('output', '')}", 240)
             self.console.print(Text(f"    {n}. {said}", style="red"))
 
-    def _print_intent(self, step: int | None, data: dict[str, Any], label: str | None) -> None:
-        thoughts = data.get("thoughts", {})
+    def _print_intent(self, step: int | None, intent: StepIntent, label: str | None) -> None:
+        data = intent.model_dump()
+        thoughts = intent.thoughts
         header = Text(f"{label} · step {step}" if label else f"step {step}", style="bold cyan")
         header.append(f"  {data.get('tokens', 0)} tokens · ${data.get('usd', 0.0):.4f}", "dim")
         if data.get("prompt_tokens"):

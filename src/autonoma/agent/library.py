@@ -16,11 +16,12 @@ from typing import Any
 
 from autonoma.agent.approval import ApprovalRequest, Approver, Decision
 from autonoma.agent.identity import AgentIdentity
-from autonoma.agent.loop import EventListener, RunOutcome
+from autonoma.agent.loop import RunOutcome
 from autonoma.agent.session import create_run, run_agent
 from autonoma.agent.settings import RunSettings
 from autonoma.errors import ConfigError
 from autonoma.llm import Model, open_model
+from autonoma.runtime.sink import EventListener
 from autonoma.runtime.store import RunStore
 from autonoma.tools import Tool
 

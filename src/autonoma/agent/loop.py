@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -76,8 +76,39 @@ from autonoma.runtime.budget import (
     SharedBudget,
     describe_left,
 )
+from autonoma.runtime.events import (
+    ApprovalAnswered,
+    ApprovalAsked,
+    ChecksEdited,
+    ChecksFailed,
+    ChecksRun,
+    ChecksWriting,
+    ChecksWritten,
+    Event,
+    MemorySaved,
+    MonitorDetected,
+    OutsideEntered,
+    Reflected,
+    Reflecting,
+    ReplanAsked,
+    RunFinished,
+    RunStarted,
+    SelfReflected,
+    SelfReflectionFailed,
+    StepIntent,
+    StepInterrupted,
+    StepInvalid,
+    StepResult,
+    SummaryUpdated,
+    Thinking,
+    ToolsHint,
+    ToolsOffered,
+    TrialEnded,
+    TrialStarted,
+    WorkspaceChanged,
+)
+from autonoma.runtime.sink import EventListener, emit
 from autonoma.runtime.store import (
-    EventRecord,
     RunNotFound,
     RunRecord,
     RunStatus,
@@ -91,8 +122,6 @@ from autonoma.tools.changes import Change, ChangeJournal, journal_of
 from autonoma.tools.provenance import OwnFiles
 from autonoma.tools.retrieval import ToolRetriever, imagine_tool, step_query
 from autonoma.tools.sandbox import Sandbox, SandboxError
-
-EventListener = Callable[[EventRecord], None]
 
 _RISK_ORDER = [Risk.READ, Risk.WRITE, Risk.NETWORK, Risk.EXECUTE]
 
@@ -257,11 +286,9 @@ class RunLoop:
 
     # -- events ---------------------------------------------------------------------------
 
-    async def emit(self, run_id: str, kind: str, step: int | None = None, **data: Any) -> None:
+    async def emit(self, run_id: str, event: Event, step: int | None = None) -> None:
         """Store an event and hand it to the listeners."""
-        event = await asyncio.to_thread(self.store.add_event, run_id, kind, data, step)
-        for listener in self.listeners:
-            listener(event)
+        await emit(self.store, self.listeners, run_id, event, step)
 
     # -- the run --------------------------------------------------------------------------
 
@@ -314,9 +341,7 @@ class RunLoop:
             started["found"] = await asyncio.to_thread(found_at_start, workspace)
         self._found = started.get("found", remembered.found)
         await asyncio.to_thread(self.store.set_status, run_id, "running", "", spent)
-        await self.emit(
-            run_id, "run_started", resumed=bool(every), identity=run.identity, **started
-        )
+        await self.emit(run_id, RunStarted(resumed=bool(every), identity=run.identity, **started))
         journal = journal_of(self.store.path.parent, run.id, workspace.root)
         await asyncio.to_thread(journal.begin)
         shas = await asyncio.to_thread(self._own_shas, run, journal)
@@ -364,7 +389,7 @@ class RunLoop:
                 self._adopt(step, changed, context.own)
                 if changed:
                     described = [c.describe() for c in changed[:50]]
-                    await self.emit(run_id, "workspace_changed", step.n, changes=described)
+                    await self.emit(run_id, WorkspaceChanged(changes=described), step.n)
                 choice = None
                 if monitor is not None:
                     choice = await self._watch(
@@ -387,7 +412,7 @@ class RunLoop:
                     monitor = Monitor(self.config.monitor, after=step.n)
                 elif choice is not None and choice.course == "replan":
                     status, reason = "failed", f"the plan is off: {self._lessons[-1]}"
-                    await self.emit(run_id, "replan_asked", step.n, lesson=self._lessons[-1])
+                    await self.emit(run_id, ReplanAsked(lesson=self._lessons[-1]), step.n)
             await self._save_the_rest(run_id, steps, spent, remembered, status)
         except asyncio.CancelledError:
             status, reason = "stopped", "stopped by the person; resume with autonoma resume"
@@ -411,7 +436,7 @@ class RunLoop:
                 progress = await self._progress(run, identity, workspace, steps)
             if progress is not None:
                 ended |= {"checks": progress.facts, "score": progress.score}
-            await self.emit(run_id, "run_finished", status=status, reason=reason, **ended)
+            await self.emit(run_id, RunFinished(status=status, reason=reason, **ended))
         budget.tick()
         return RunOutcome(
             run_id, status, reason, str(workspace.root), workspace.files(), budget.spent
@@ -437,7 +462,7 @@ class RunLoop:
         start = self._trial_workspace(run).start
         runner = CheckRunner(self.sandbox, workspace, start) if self.sandbox else None
         if checks is None and fresh and not at.checks_asked:
-            await self.emit(run.id, "checks_writing")
+            await self.emit(run.id, ChecksWriting())
             judge = Judge(self.side_model)
             written = await CheckWriter(self.side_model, runner, judge=judge).write(
                 run.goal, identity.goals, workspace, spent
@@ -449,7 +474,7 @@ class RunLoop:
             fallback = not written.checks
             if fallback:
                 await self.emit(
-                    run.id, "checks_failed", error=written.error, discarded=written.discarded
+                    run.id, ChecksFailed(error=written.error, discarded=written.discarded)
                 )
             checks = written.checks or [task_check(run.goal)]
             acceptance = Acceptance(
@@ -458,12 +483,13 @@ class RunLoop:
             at.start_score = (await acceptance.progress()).score  # 0: each check fails now
             await self.emit(
                 run.id,
-                "checks_written",
-                checks=[c.model_dump() for c in checks],
-                discarded=written.discarded,
-                tokens=written.usage.total_tokens,
-                start_score=at.start_score,
-                **({"fallback": True} if fallback else {}),
+                ChecksWritten(
+                    checks=[c.model_dump() for c in checks],
+                    discarded=written.discarded,
+                    tokens=written.usage.total_tokens,
+                    start_score=at.start_score,
+                    **{"fallback": True} if fallback else {},
+                ),
             )
             checks = await self._review_checks(run.id, checks)
         if not checks:
@@ -482,7 +508,7 @@ class RunLoop:
         edited: list[Check] | None = await review(checks)
         if edited is None or edited == checks:
             return checks
-        await self.emit(run_id, "checks_edited", checks=[c.model_dump() for c in edited])
+        await self.emit(run_id, ChecksEdited(checks=[c.model_dump() for c in edited]))
         return edited
 
     async def _checks_status(self, steps: list[StepRecord]) -> tuple[str, bool]:
@@ -524,7 +550,7 @@ class RunLoop:
                 return False
             self._judged_on = judged_on
             verdict = await self._acceptance.verdict(judge=spent)
-        await self.emit(run.id, "checks_run", step.n, **verdict.to_json())
+        await self.emit(run.id, ChecksRun(**verdict.to_json()), step.n)
         return verdict.passed
 
     async def _final_checks(self, status: RunStatus) -> Verdict | None:
@@ -548,39 +574,41 @@ class RunLoop:
                     observation=note,
                     ok=False,
                 )
-                await self.emit(run_id, "step_interrupted", step.n, command=step.command)
+                await self.emit(run_id, StepInterrupted(command=step.command), step.n)
 
     def _remembered(self, run_id: str) -> _Remembered:
         """The latest rolling summary and memory save, the tool hint and the lessons, from the
         run's events (for resume)."""
         remembered = _Remembered()
         events = self.store.events(run_id)
-        for event in events:
-            if event.kind == "summary_updated":
-                remembered.summary = RollingSummary(event.data["upto"], event.data["text"])
-            elif event.kind == "memory_saved":
-                remembered.saved_upto = int(event.data["upto"])
-            elif event.kind == "tools_hint":
-                remembered.hint = str(event.data.get("hint", ""))
-            elif event.kind in ("self_reflection", "self_reflection_failed"):
-                if event.kind == "self_reflection":
-                    remembered.lessons.append(str(event.data.get("lesson", "")))
-                if event.data.get("detection") != "periodic":
-                    remembered.caught += 1
-            elif event.kind in ("checks_written", "checks_failed"):
-                remembered.checks_asked = True
-                if "start_score" in event.data:
-                    remembered.start_score = float(event.data["start_score"])
-            elif event.kind == "run_started" and "score" in event.data:
-                remembered.start_score = float(event.data["score"])
-                remembered.found = str(event.data.get("found", ""))
-            elif event.kind == "outside_entered" and remembered.outside_from is None:
-                remembered.outside_from = int(event.step or 0)
-            elif event.kind == "trial_started":
-                remembered.trial = int(event.data["trial"])
-                remembered.first_step = int(event.data["first_step"])
-                remembered.start_score = float(event.data.get("start_score", 0.0))
-                remembered.summary, remembered.caught = None, 0
+        for record in events:
+            match record.event:
+                case SummaryUpdated(upto=upto, text=text):
+                    remembered.summary = RollingSummary(upto, text)
+                case MemorySaved(upto=upto):
+                    remembered.saved_upto = upto
+                case ToolsHint(hint=hint):
+                    remembered.hint = hint
+                case SelfReflected(lesson=lesson, detection=detection):
+                    remembered.lessons.append(lesson)
+                    remembered.caught += detection != "periodic"
+                case SelfReflectionFailed(detection=detection):
+                    remembered.caught += detection != "periodic"
+                case ChecksWritten(start_score=score):
+                    remembered.checks_asked = True
+                    if score is not None:
+                        remembered.start_score = score
+                case ChecksFailed():
+                    remembered.checks_asked = True
+                case RunStarted(score=score, found=found) if score is not None:
+                    remembered.start_score = score
+                    remembered.found = found or ""
+                case OutsideEntered() if remembered.outside_from is None:
+                    remembered.outside_from = record.step or 0
+                case TrialStarted(trial=trial, first_step=first_step, start_score=score):
+                    remembered.trial, remembered.first_step = trial, first_step
+                    remembered.start_score = score or 0.0
+                    remembered.summary, remembered.caught = None, 0
         remembered.attempts = trial_attempts(events)
         return remembered
 
@@ -608,19 +636,20 @@ class RunLoop:
         assert self.memory is not None
         records = await self.memory.save_steps(steps, spent, rater=rater)
         at.saved_upto = steps[-1].n
-        await self.emit(run_id, "memory_saved", upto=at.saved_upto, records=records)
+        await self.emit(run_id, MemorySaved(upto=at.saved_upto, records=records))
         if rater is None and self.memory.reflection_due():
-            await self.emit(run_id, "reflecting")
+            await self.emit(run_id, Reflecting())
             outcome = await self.memory.reflect(spent)
             await self.emit(
                 run_id,
-                "reflected",
-                questions=outcome.questions,
-                reflections=[
-                    {"id": r.id, "text": r.text, "evidence": r.evidence}
-                    for r in outcome.reflections
-                ],
-                problems=outcome.problems,
+                Reflected(
+                    questions=outcome.questions,
+                    reflections=[
+                        {"id": r.id, "text": r.text, "evidence": r.evidence}
+                        for r in outcome.reflections
+                    ],
+                    problems=outcome.problems,
+                ),
             )
 
     async def _prepare(
@@ -650,7 +679,7 @@ class RunLoop:
                 goals=identity.goals,
                 spent=spent,
             )
-            await self.emit(run.id, "summary_updated", upto=at.summary.upto, text=at.summary.text)
+            await self.emit(run.id, SummaryUpdated(upto=at.summary.upto, text=at.summary.text))
         unsaved = [s for s in aged if s.n > at.saved_upto]
         if self.memory is not None and unsaved:
             await self._save(run.id, unsaved, spent, at)
@@ -786,7 +815,7 @@ class RunLoop:
         await self._offer(run, steps, n)
         assembled = await self._prepare(run, identity, workspace, steps, spent, remembered)
         messages = assembled.messages
-        await self.emit(run.id, "thinking", n)
+        await self.emit(run.id, Thinking(), n)
         started = time.time()
         try:
             response = await self.steps_model.request(
@@ -815,7 +844,7 @@ class RunLoop:
                 finished_at=time.time(),
             )
             await asyncio.to_thread(self.store.begin_step, step, spent)
-            await self.emit(run.id, "step_invalid", n, error=str(error))
+            await self.emit(run.id, StepInvalid(error=str(error)), n)
             return step, None
         spent.count_step()
         spent.charge(
@@ -844,17 +873,18 @@ class RunLoop:
         await asyncio.to_thread(self.store.begin_step, step, spent)
         await self.emit(
             run.id,
-            "step_intent",
+            StepIntent(
+                thoughts=step.thoughts,
+                command=action.command,
+                arguments=action.arguments,
+                tokens=spent.tokens,
+                usd=spent.usd,
+                prompt_tokens=usage.prompt_tokens,
+                cached_tokens=usage.cached_tokens,
+                prompt_seconds=round(usage.prompt_seconds, 2),
+                generation_seconds=round(usage.generation_seconds, 2),
+            ),
             n,
-            thoughts=step.thoughts,
-            command=action.command,
-            arguments=action.arguments,
-            tokens=spent.tokens,
-            usd=spent.usd,
-            prompt_tokens=usage.prompt_tokens,
-            cached_tokens=usage.cached_tokens,
-            prompt_seconds=round(usage.prompt_seconds, 2),
-            generation_seconds=round(usage.generation_seconds, 2),
         )
         repeated = third_in_a_row(steps, action)
         if repeated:
@@ -889,7 +919,7 @@ class RunLoop:
         if result.untrusted:
             await self._mark_outside(run.id, n, f"{step.command} brought outside content")
         await self.emit(
-            run.id, "step_result", n, ok=result.ok, observation=observation, status=step.status
+            run.id, StepResult(ok=result.ok, observation=observation, status=step.status), n
         )
         return step, result
 
@@ -907,7 +937,7 @@ class RunLoop:
         names = [t.name for t in offered]
         if names != [t.name for t in self._offered]:
             self._offered = offered
-            await self.emit(run.id, "tools_offered", n, tools=names)
+            await self.emit(run.id, ToolsOffered(tools=names), n)
 
     async def _watch(
         self,
@@ -937,11 +967,10 @@ class RunLoop:
         for detection in found:
             await self.emit(
                 run.id,
-                "monitor",
+                MonitorDetected(
+                    detection=detection.kind, steps=detection.steps, evidence=detection.evidence
+                ),
                 n,
-                detection=detection.kind,
-                steps=detection.steps,
-                evidence=detection.evidence,
             )
         if not found or not self.config.self_reflect:
             return None
@@ -952,7 +981,7 @@ class RunLoop:
             who, run.goal, steps, detection, spent, checks=progress.facts
         )
         if reflection is None:
-            await self.emit(run.id, "self_reflection_failed", n, detection=detection.kind)
+            await self.emit(run.id, SelfReflectionFailed(detection=detection.kind), n)
             return None
         choice = self._choose(run, reflection, progress, at)
         lesson = reflection.lesson
@@ -961,14 +990,15 @@ class RunLoop:
         self._lessons = [*self._lessons, lesson][-self.config.lessons :]
         await self.emit(
             run.id,
-            "self_reflection",
+            SelfReflected(
+                detection=detection.kind,
+                lesson=lesson,
+                verdict=reflection.verdict,
+                course=choice.course,
+                why=choice.why,
+                checks=progress.facts,
+            ),
             n,
-            detection=detection.kind,
-            lesson=lesson,
-            verdict=reflection.verdict,
-            course=choice.course,
-            why=choice.why,
-            checks=progress.facts,
         )
         if self.memory is not None:
             await self.memory.remember(f"Self-reflection at step {n}: {lesson}", spent)
@@ -1005,13 +1035,14 @@ class RunLoop:
         progress = await self._progress(run, identity, workspace, steps)
         await self.emit(
             run.id,
-            "trial_ended",
+            TrialEnded(
+                trial=at.trial,
+                why=why,
+                lesson=self._lessons[-1] if self._lessons else "",
+                checks=progress.facts,
+                score=progress.score,
+            ),
             n,
-            trial=at.trial,
-            why=why,
-            lesson=self._lessons[-1] if self._lessons else "",
-            checks=progress.facts,
-            score=progress.score,
         )
         unsaved = [s for s in steps if s.n > at.saved_upto]
         if self.memory is not None and unsaved:  # what the trial saw is not forgotten
@@ -1026,13 +1057,14 @@ class RunLoop:
         steps.clear()
         await self.emit(
             run.id,
-            "trial_started",
-            trial=at.trial,
-            first_step=at.first_step,
-            lessons=self._lessons,
-            workspace="restored" if archive is not None else "kept",
-            archive=str(archive) if archive is not None else None,
-            start_score=at.start_score,
+            TrialStarted(
+                trial=at.trial,
+                first_step=at.first_step,
+                lessons=self._lessons,
+                workspace="restored" if archive is not None else "kept",
+                archive=str(archive) if archive is not None else None,
+                start_score=at.start_score,
+            ),
         )
 
     def _trials_restore(self, run: RunRecord) -> bool:
@@ -1074,12 +1106,12 @@ class RunLoop:
         try:
             response = await imagine_tool(self.side_model, run.goal)
         except ModelError as error:
-            await self.emit(run.id, "tools_hint", hint="", error=str(error))
+            await self.emit(run.id, ToolsHint(hint="", error=str(error)))
             return ""
         spent.charge(
             response.usage.prompt_tokens, response.usage.completion_tokens, response.cost_usd
         )
-        await self.emit(run.id, "tools_hint", hint=response.text)
+        await self.emit(run.id, ToolsHint(hint=response.text))
         return response.text
 
     def _schema(self, withheld: str = "") -> dict[str, Any]:
@@ -1115,7 +1147,7 @@ class RunLoop:
         if self._acceptance is not None:
             acceptance = self._acceptance
             verdict = await acceptance.verdict(judge=spent)
-            await self.emit(run.id, "checks_run", n, **verdict.to_json())
+            await self.emit(run.id, ChecksRun(**verdict.to_json()), n)
             if verdict.passed:
                 return ToolResult(
                     True, f"{claim.output} (all {len(verdict.results)} checks pass)", final=True
@@ -1251,7 +1283,7 @@ class RunLoop:
         cannot be undone needs a person from here, and what the run remembers is marked."""
         if self._outside_from is None:
             self._outside_from = n
-            await self.emit(run_id, "outside_entered", n or None, why=why)
+            await self.emit(run_id, OutsideEntered(why=why), n or None)
         if self.memory is not None:
             self.memory.outside_from = self._outside_from
 
@@ -1304,16 +1336,15 @@ class RunLoop:
             reason,
         )
         await self.emit(
-            run_id, "approval_asked", n, command=action.command, risk=str(risk), reason=reason
+            run_id, ApprovalAsked(command=action.command, risk=str(risk), reason=reason), n
         )
         decision = await self.approver(request)
         self._approved_ahead = max(0, decision.times - 1) if decision.kind == "yes" else 0
         await self.emit(
             run_id,
-            "approval_answered",
+            ApprovalAnswered(
+                decision=decision.kind, times=decision.times, feedback=decision.feedback
+            ),
             n,
-            decision=decision.kind,
-            times=decision.times,
-            feedback=decision.feedback,
         )
         return decision

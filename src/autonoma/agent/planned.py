@@ -17,13 +17,26 @@ from typing import Any
 
 from autonoma.agent.hindsight import run_attempt, worst_to_best
 from autonoma.agent.identity import AgentIdentity
-from autonoma.agent.loop import EventListener, RunLoop, RunOutcome
+from autonoma.agent.loop import RunLoop, RunOutcome
 from autonoma.errors import AutonomaError, ModelError
 from autonoma.planning.creation import TaskCreator
 from autonoma.planning.decompose import PlanInvalid, Planner
 from autonoma.planning.graph import Task, TaskGraph, is_file, render_tree
 from autonoma.planning.replan import Replanner
 from autonoma.runtime.budget import BudgetLimits, BudgetSpent, SharedBudget
+from autonoma.runtime.events import (
+    Event,
+    Planned,
+    Planning,
+    ReplanFailed,
+    Replanned,
+    Replanning,
+    RunFinished,
+    RunStarted,
+    TaskChanged,
+    TasksCreated,
+    TaskStarted,
+)
 from autonoma.runtime.executor import (
     Executor,
     Job,
@@ -33,6 +46,7 @@ from autonoma.runtime.executor import (
     LocalExecutor,
     Schedule,
 )
+from autonoma.runtime.sink import EventListener, emit
 from autonoma.runtime.store import RunRecord, RunStatus, RunStore
 from autonoma.templating import render
 from autonoma.tools import Workspace
@@ -98,10 +112,8 @@ class PlannedRun:
     ) -> RunOutcome:
         return await self.make_agent(limits).run(run_id, within=within)
 
-    async def emit(self, run_id: str, kind: str, **data: Any) -> None:
-        event = await asyncio.to_thread(self.store.add_event, run_id, kind, data, None)
-        for listener in self.listeners:
-            listener(event)
+    async def emit(self, run_id: str, event: Event) -> None:
+        await emit(self.store, self.listeners, run_id, event)
 
     async def run(self, run_id: str) -> RunOutcome:
         run = await asyncio.to_thread(self.store.get_run, run_id)
@@ -111,7 +123,7 @@ class PlannedRun:
         budget = SharedBudget(self.limits, await asyncio.to_thread(self.store.total_spent, run))
         own.feed(budget.spent)
         await asyncio.to_thread(self.store.set_status, run_id, "running", "", own)
-        await self.emit(run_id, "run_started", resumed=bool(run.spent.steps), identity=run.identity)
+        await self.emit(run_id, RunStarted(resumed=bool(run.spent.steps), identity=run.identity))
         status: RunStatus = "running"
         reason = ""
         schedule: Schedule | None = None
@@ -132,7 +144,7 @@ class PlannedRun:
         finally:
             own.seconds = clock_base + time.monotonic() - clock_start
             await asyncio.to_thread(self.store.set_status, run_id, status, reason, own)
-            await self.emit(run_id, "run_finished", status=status, reason=reason)
+            await self.emit(run_id, RunFinished(status=status, reason=reason))
         final = await asyncio.to_thread(self.store.get_run, run_id)
         total = await asyncio.to_thread(self.store.total_spent, final)
         return RunOutcome(run_id, status, reason, str(workspace.root), workspace.files(), total)
@@ -144,7 +156,7 @@ class PlannedRun:
         stored = await asyncio.to_thread(self.store.tasks, run.id)
         if stored:
             return TaskGraph(tasks=[Task.model_validate(t) for t in stored])
-        await self.emit(run.id, "planning")
+        await self.emit(run.id, Planning())
         try:
             graph = await self.planner.plan(
                 run.goal,
@@ -159,10 +171,11 @@ class PlannedRun:
         await asyncio.to_thread(self.store.put_tasks, run.id, [t.model_dump() for t in graph.tasks])
         await self.emit(
             run.id,
-            "planned",
-            tasks=[t.model_dump() for t in graph.tasks],
-            tree=render_tree(graph),
-            repairs=len(self.planner.history) - 1,
+            Planned(
+                tasks=[t.model_dump() for t in graph.tasks],
+                tree=render_tree(graph),
+                repairs=len(self.planner.history) - 1,
+            ),
         )
         return graph
 
@@ -224,7 +237,7 @@ class _TaskWork:
         if child.status == "completed":  # finished just before a kill, not yet recorded
             return child.reason or "done"
         await self.runner.emit(
-            self.run.id, "task_started", task=task.id, run=child.id, attempt=attempt
+            self.run.id, TaskStarted(task=task.id, run=child.id, attempt=attempt)
         )
         limits = BudgetLimits(max_steps=self.runner.config.task_steps)
         outcome = await self.runner.run_task(child.id, limits, self.budget)
@@ -296,11 +309,9 @@ class _TaskWork:
         await asyncio.to_thread(self.store.put_tasks, self.run.id, [task.model_dump()])
         await self.runner.emit(
             self.run.id,
-            "task_changed",
-            task=task.id,
-            status=task.status,
-            attempt=change.attempt,
-            result=task.result[:500],
+            TaskChanged(
+                task=task.id, status=task.status, attempt=change.attempt, result=task.result[:500]
+            ),
         )
         if change.status in ("done", "failed") and (why := self.budget.exhausted()):
             self.schedule.halt(why)
@@ -343,13 +354,14 @@ class _TaskWork:
         await asyncio.to_thread(self.store.save_spent, self.run.id, self.own)
         await self.runner.emit(
             self.run.id,
-            "tasks_created",
-            after=finished.id,
-            added=[t.model_dump() for t in creation.added],
-            reprioritised=creation.reprioritised_ids,
-            merged=[{"task": m.task, "into": m.into} for m in creation.merged],
-            dropped=[{"task": d.task, "reason": d.reason} for d in creation.dropped],
-            answered=creation.answered,
+            TasksCreated(
+                after=finished.id,
+                added=[t.model_dump() for t in creation.added],
+                reprioritised=creation.reprioritised_ids,
+                merged=[{"task": m.task, "into": m.into} for m in creation.merged],
+                dropped=[{"task": d.task, "reason": d.reason} for d in creation.dropped],
+                answered=creation.answered,
+            ),
         )
 
     async def _replan(self, failed: Task, error: str, lesson: str = "") -> None:
@@ -358,7 +370,7 @@ class _TaskWork:
         on."""
         assert self.runner.replanner is not None
         await self.runner.emit(
-            self.run.id, "replanning", task=failed.id, error=error[:500], lesson=lesson[:500]
+            self.run.id, Replanning(task=failed.id, error=error[:500], lesson=lesson[:500])
         )
         try:
             revision = await self.runner.replanner.replan(
@@ -374,7 +386,7 @@ class _TaskWork:
                 files=self.workspace.files(),
             )
         except PlanInvalid as invalid:
-            await self.runner.emit(self.run.id, "replan_failed", problems=invalid.problems)
+            await self.runner.emit(self.run.id, ReplanFailed(problems=invalid.problems))
             return
         finally:
             await asyncio.to_thread(self.store.save_spent, self.run.id, self.own)
@@ -392,9 +404,10 @@ class _TaskWork:
         )
         await self.runner.emit(
             self.run.id,
-            "replanned",
-            after=failed.id,
-            summary=revision.summary(),
-            tree=render_tree(self.graph),
-            tasks=[t.model_dump() for t in self.graph.tasks],
+            Replanned(
+                after=failed.id,
+                summary=revision.summary(),
+                tree=render_tree(self.graph),
+                tasks=[t.model_dump() for t in self.graph.tasks],
+            ),
         )

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from autonoma.agent.approval import ApprovalRequest, Approver, Decision, RefuseWithoutTerminal
-from autonoma.agent.loop import EventListener, RunLoop, RunOutcome
+from autonoma.agent.loop import RunLoop, RunOutcome
 from autonoma.agent.settings import RunSettings
 from autonoma.agent.wiring import checks_sandbox, open_sandbox, run_tools, tool_extras
 from autonoma.errors import AutonomaError, ConfigError
@@ -53,6 +53,7 @@ from autonoma.memory.stream import MemoryRecord, Retrieved
 from autonoma.memory.summary import Summariser
 from autonoma.runtime.budget import BudgetLimits, BudgetSpent, SharedBudget
 from autonoma.runtime.executor import Executor
+from autonoma.runtime.sink import EventListener
 from autonoma.runtime.store import (
     EventRecord,
     RunRecord,

@@ -13,7 +13,7 @@ from typing import Any
 
 from autonoma.agent.approval import Approver
 from autonoma.agent.identity import AgentIdentity, generate_identity
-from autonoma.agent.loop import EventListener, RunLoop, RunOutcome
+from autonoma.agent.loop import RunLoop, RunOutcome
 from autonoma.agent.planned import PlanConfig, PlannedRun
 from autonoma.agent.remote import placement
 from autonoma.agent.settings import RunSettings
@@ -41,7 +41,9 @@ from autonoma.planning.dedup import Deduplicator
 from autonoma.planning.replan import Replanner
 from autonoma.planning.tot import ToTDecomposer
 from autonoma.runtime.budget import BudgetLimits, BudgetSpent
+from autonoma.runtime.events import Notice
 from autonoma.runtime.lease import driving
+from autonoma.runtime.sink import EventListener, emit
 from autonoma.runtime.store import RunRecord, RunStore, default_home, new_run_id
 from autonoma.tools import Tool, ToolRegistry, Workspace
 from autonoma.tools.retrieval import ToolRetriever, needs_retrieval
@@ -194,11 +196,9 @@ async def _run_with(
             registry.add(added)
         extras = tool_extras(settings, sandbox)
         notices = tool_notices(settings, sandbox) if tools is None else []
-        notices += [("mcp_skipped", {"message": what}) for what in skipped]
-        for kind, data in notices:
-            event = await asyncio.to_thread(store.add_event, run.id, kind, data)
-            for listener in listeners or []:
-                listener(event)
+        notices += [Notice(kind="mcp_skipped", message=what) for what in skipped]
+        for notice in notices:
+            await emit(store, listeners or [], run.id, notice)
         retrieval = settings.tools.retrieval
         retrieving = embedder is not None and needs_retrieval(len(registry), retrieval)
         checking = checks_sandbox(settings, sandbox)

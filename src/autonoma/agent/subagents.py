@@ -19,6 +19,7 @@ from pydantic import Field
 from autonoma.agent.identity import AgentIdentity
 from autonoma.agent.loop import RunLoop, RunOutcome
 from autonoma.runtime.budget import BudgetLimits, SharedBudget
+from autonoma.runtime.events import AgentStarted
 from autonoma.runtime.store import RunRecord, StepRecord
 from autonoma.tools import Risk, Tool, ToolContext, ToolRegistry, tool
 
@@ -108,7 +109,7 @@ async def start_agent(context: ToolContext, name: Name, task: Text, prompt: Text
         parent_id=run.id,
         task_id=PREFIX + key,
     )
-    await agent.emit(run.id, "agent_started", key=key, run=child.id, name=identity.name)
+    await agent.emit(run.id, AgentStarted(key=key, run=child.id, name=identity.name))
     return _reply(key, await _drive(agent, child, budget))
 
 

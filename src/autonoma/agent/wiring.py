@@ -11,6 +11,7 @@ from autonoma.agent.memory_tools import MEMORY_TOOLS
 from autonoma.agent.settings import RunSettings
 from autonoma.agent.subagents import SUB_AGENT_TOOLS
 from autonoma.errors import ConfigError
+from autonoma.runtime.events import Notice
 from autonoma.tools import CORE_TOOLS, ToolRegistry
 from autonoma.tools.calculator import calculator
 from autonoma.tools.code import CODE_TOOLS
@@ -84,22 +85,16 @@ def tool_extras(settings: RunSettings, sandbox: OpenedSandbox) -> dict[str, Any]
     return extras
 
 
-def tool_notices(
-    settings: RunSettings, opened: OpenedSandbox | None = None
-) -> list[tuple[str, dict[str, Any]]]:
+def tool_notices(settings: RunSettings, opened: OpenedSandbox | None = None) -> list[Notice]:
     """What a person must know about the run's tools before it starts, as events: code that
     will run unconfined, or code commands left out because no sandbox can run here."""
     sandbox, problem = opened or open_sandbox(settings)
     if problem is not None:
-        return [("code_refused", {"message": problem})]
+        return [Notice(kind="code_refused", message=problem)]
     if sandbox is not None and not sandbox.isolated:
-        return [
-            (
-                "code_unsafe",
-                {
-                    "message": "code runs WITHOUT a sandbox (--unsafe-code): it can read and "
-                    "change whatever this user can, limited only by rlimits"
-                },
-            )
-        ]
+        unconfined = (
+            "code runs WITHOUT a sandbox (--unsafe-code): it can read and change whatever "
+            "this user can, limited only by rlimits"
+        )
+        return [Notice(kind="code_unsafe", message=unconfined)]
     return []

@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 from autonoma.errors import AutonomaError
 from autonoma.redact import redact
 from autonoma.runtime.budget import BudgetSpent
+from autonoma.runtime.events import Event, Unrecognised, parse_event
 from autonoma.runtime.sqlite import Database
 
 # incomplete: the run stopped claiming it was done while its acceptance checks failed
@@ -180,12 +181,18 @@ class StepRecord(BaseModel):
 
 
 class EventRecord(BaseModel):
+    """An event as stored: its kind and data as JSON; `event` is the same, typed."""
+
     id: int
     run_id: str
     step: int | None
     at: float
     kind: str
     data: dict[str, Any]
+
+    @property
+    def event(self) -> Event | Unrecognised:
+        return parse_event(self.kind, self.data)
 
 
 def default_home() -> Path:
