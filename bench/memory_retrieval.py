@@ -42,7 +42,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from autonoma.memory.embeddings import Embedder, MiniLMEmbedder, Vectors
-from autonoma.memory.stream import HOUR, MemoryStream, NewRecord, RetrievalWeights
+from autonoma.memory.records import HOUR, NewRecord, RetrievalWeights
+from autonoma.memory.stream import MemoryStream
 from bench.common import write_result
 
 DIM = 384

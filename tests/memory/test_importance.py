@@ -6,7 +6,7 @@ import json
 
 from autonoma.llm import ScriptedModel
 from autonoma.memory.importance import HeuristicRater, ModelRater, Persona
-from autonoma.memory.stream import NewRecord
+from autonoma.memory.records import NewRecord
 from autonoma.runtime.budget import BudgetSpent
 
 PERSONA = Persona("Ada", "an agent that writes reports")

@@ -12,8 +12,9 @@ from autonoma.llm import open_model
 from autonoma.llm.registry import ModelStore
 from autonoma.memory.embeddings import MiniLMEmbedder
 from autonoma.memory.importance import ModelRater, Persona
+from autonoma.memory.records import NewRecord
 from autonoma.memory.reflection import ReflectionSettings, Reflector
-from autonoma.memory.stream import MemoryStream, NewRecord
+from autonoma.memory.stream import MemoryStream
 from autonoma.memory.summary import Summariser
 from autonoma.runtime.budget import BudgetSpent
 from autonoma.runtime.store import StepRecord

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from autonoma.memory.embeddings import MiniLMEmbedder, normalise
-from autonoma.memory.stream import MemoryStream, RetrievalWeights
+from autonoma.memory.records import RetrievalWeights
+from autonoma.memory.stream import MemoryStream
 
 pytestmark = pytest.mark.e2e
 

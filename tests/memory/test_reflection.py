@@ -13,8 +13,9 @@ from autonoma.llm.base import CompletionRequest
 from autonoma.llm.types import Message
 from autonoma.memory.embeddings import LexicalEmbedder
 from autonoma.memory.importance import HeuristicRater, Persona
+from autonoma.memory.records import NewRecord
 from autonoma.memory.reflection import ReflectionSettings, Reflector, reflection_trees
-from autonoma.memory.stream import MemoryStream, NewRecord
+from autonoma.memory.stream import MemoryStream
 from autonoma.runtime.budget import BudgetSpent
 
 PERSONA = Persona("Ada", "an agent that studies birds")

@@ -11,14 +11,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from autonoma.memory.stream import (
+from autonoma.memory.records import (
     HOUR,
     EmbeddingMismatch,
     MemoryStoreError,
-    MemoryStream,
     NewRecord,
     RetrievalWeights,
 )
+from autonoma.memory.stream import MemoryStream
 from tests.memory.table_embedder import TableEmbedder
 
 NOW = 1_000_000.0
@@ -296,7 +296,8 @@ def assert_columns_match_sqlite(memory: MemoryStream) -> None:
 READER_WRITER = """
 import asyncio, sys
 from pathlib import Path
-from autonoma.memory.stream import MemoryStream, RetrievalWeights
+from autonoma.memory.stream import MemoryStream
+from autonoma.memory.records import RetrievalWeights
 from tests.memory.table_embedder import TableEmbedder
 
 async def main():
@@ -358,7 +359,7 @@ async def test_the_threshold_algorithm_gives_the_exact_top_k_with_filters(
     other weights, empty queries and the access times that retrieval changes. The index is
     flat here, so its list is exact and any difference is the algorithm's (with HNSW, see
     test_ann_candidates_give_the_exact_top_k)."""
-    monkeypatch.setattr("autonoma.memory.stream.LOOSE_MAX", 25)
+    monkeypatch.setattr("autonoma.memory.columns.LOOSE_MAX", 25)
     rng = np.random.default_rng(11)
     centres = rng.normal(size=(20, 16))
     table = {f"m{i}": list(centres[i % 20] + rng.normal(scale=0.5, size=16)) for i in range(1500)}

@@ -48,8 +48,8 @@ from autonoma.llm.ratelimit import RateLimiter, Slot
 from autonoma.memory.agent_memory import AgentMemory
 from autonoma.memory.context import Recollection
 from autonoma.memory.importance import HeuristicRater, ImportanceRater
+from autonoma.memory.records import MemoryRecord, Retrieved
 from autonoma.memory.reflection import ReflectionOutcome
-from autonoma.memory.stream import MemoryRecord, Retrieved
 from autonoma.memory.summary import Summariser
 from autonoma.runtime.budget import BudgetLimits, BudgetSpent, SharedBudget
 from autonoma.runtime.executor import Executor

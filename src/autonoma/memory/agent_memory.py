@@ -16,8 +16,9 @@ from dataclasses import dataclass
 
 from autonoma.memory.context import Recollection, one_line
 from autonoma.memory.importance import ImportanceRater, add_rated
+from autonoma.memory.records import MemoryRecord, NewRecord, Retrieved
 from autonoma.memory.reflection import ReflectionOutcome, Reflector
-from autonoma.memory.stream import MemoryRecord, MemoryStream, NewRecord, Retrieved
+from autonoma.memory.stream import MemoryStream
 from autonoma.runtime.budget import BudgetSpent
 from autonoma.runtime.store import StepRecord
 

@@ -20,7 +20,8 @@ from autonoma.llm import Model
 from autonoma.llm.types import ModelResponse
 from autonoma.memory.asking import ask
 from autonoma.memory.context import one_line
-from autonoma.memory.stream import Kind, MemoryRecord, MemoryStream, NewRecord
+from autonoma.memory.records import Kind, MemoryRecord, NewRecord
+from autonoma.memory.stream import MemoryStream
 from autonoma.runtime.budget import BudgetSpent
 from autonoma.templating import render
 

@@ -26,7 +26,8 @@ from autonoma.llm.types import ModelResponse
 from autonoma.memory.asking import ask
 from autonoma.memory.context import one_line
 from autonoma.memory.importance import ImportanceRater, Persona, add_rated
-from autonoma.memory.stream import MemoryRecord, MemoryStream, NewRecord, record_from_row
+from autonoma.memory.records import MemoryRecord, NewRecord, record_from_row
+from autonoma.memory.stream import MemoryStream
 from autonoma.runtime.budget import BudgetSpent
 from autonoma.templating import render
 
