@@ -26,6 +26,7 @@ from autonoma.runtime.events import (
     AgentStarted,
     ApprovalAnswered,
     ApprovalAsked,
+    CheckLeftOut,
     ChecksEdited,
     ChecksFailed,
     ChecksRun,
@@ -202,6 +203,9 @@ class LiveView:
                 say(Text(line, style="yellow"))
             case ChecksRun():
                 self._print_checks(event)
+            case CheckLeftOut(what=what, why=why):
+                line = f"  acceptance check left out, it can never pass ({why}): {short(what, 160)}"
+                say(Text(line, style="yellow"))
             case StepResult(ok=ok, observation=observation):
                 mark, style = ("→", "green") if ok else ("✗", "red")
                 say(Text(f"  {mark} {short(observation, 300)}", style))

@@ -20,6 +20,7 @@ from autonoma.runtime.budget import BudgetLimits
 from autonoma.runtime.store import EventRecord, RunRecord, RunStore
 from autonoma.runtime.store import RunStatus as Status
 from autonoma.testing import act
+from tests.agent.helpers import user_texts
 
 pytestmark = pytest.mark.skipif(
     shutil.which("bwrap") is None, reason="bubblewrap is not installed (apt-get install bubblewrap)"
@@ -371,3 +372,35 @@ async def test_judged_checks_alone_wait_for_the_claim(tmp_path: Path) -> None:
     )
     assert (status, reason) == ("completed", "sorted")
     assert len(model.requests) == 5
+
+
+async def test_a_check_that_can_never_pass_is_left_out_and_the_task_judged(
+    tmp_path: Path,
+) -> None:
+    """reverse_lines' check as the 1.5B model wrote it: the file's text against a list of
+    lines. The right file never passed it; now it is left out once found, the run is told,
+    and the task itself is judged at the claim."""
+    never = CHECK | {
+        "code": "expected = sorted(open('names.txt').read().split(), key=str.lower)\n"
+        "got = open('sorted.txt').read()\n"
+        "assert got == expected, f'sorted.txt holds {got}, expected {expected}'",
+    }
+    events: list[EventRecord] = []
+    _, status, reason, _, model = await start(
+        tmp_path,
+        [
+            {"checks": [never]},
+            act("write_file", path="sorted.txt", text=RIGHT),
+            act("task_complete", reason="sorted.txt is sorted"),
+            {"why": "sorted.txt holds the names sorted ignoring case", "passed": True},
+        ],
+        events=events,
+    )
+    assert status == "completed", reason
+    model.assert_complete()
+    left = [e.event for e in events if e.kind == "check_left_out"]
+    assert len(left) == 1 and "compares a text with a list" in left[0].why  # type: ignore[union-attr]
+    claim = user_texts(model, 2)
+    assert "was left out: it can never pass (line 3 compares a text with a list)" in claim
+    judged = next(e for e in events if e.kind == "checks_run")
+    assert [r["kind"] for r in judged.data["results"]] == ["judged"]

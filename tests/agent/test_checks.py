@@ -438,3 +438,31 @@ async def test_a_code_check_sent_back_cannot_come_back_judged(
     assert written.checks == [SORTED]
     assert "a program can decide it" in written.discarded[1]
     assert "a program can decide it" in model.requests[2].messages[0].content
+
+
+@needs_bwrap
+async def test_a_check_comparing_values_that_are_never_equal_is_found_broken(
+    runner: CheckRunner, workspace: Workspace
+) -> None:
+    (workspace.root / "count.txt").write_text("3\n")
+    text_and_list = Check(
+        what="names.txt reversed",
+        code="expected = open('names.txt').read().splitlines()[::-1]\n"
+        "got = open('names.txt').read()\nassert got == expected, got",
+    )
+    text_and_number = Check(what="three", code="assert open('count.txt').read().strip() == 3")
+    same_kinds = Check(what="two", code="assert open('count.txt').read().strip() == '2'")
+    in_a_function = Check(
+        what="in a function",
+        code="def check():\n    got = open('count.txt').read()\n    assert got == [3]\ncheck()",
+    )
+    a_set = Check(what="a set", code="assert set(open('count.txt').read()) == ['3']")
+    results = [await runner.run(c) for c in (text_and_list, text_and_number)]
+    assert [r.broken for r in results] == [
+        "line 3 compares a text with a list",
+        "line 1 compares a text with a number",
+    ]
+    assert all(not r.passed and "AssertionError" in r.output for r in results)
+    assert (await runner.run(same_kinds)).broken == ""
+    assert (await runner.run(in_a_function)).broken == "line 3 compares a text with a list"
+    assert (await runner.run(a_set)).broken == ""  # kinds it does not judge: it stays, failing

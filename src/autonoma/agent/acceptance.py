@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from autonoma.agent.checks import Check, CheckResult, CheckRunner, Judge, Verdict
+from autonoma.agent.checks import Check, CheckResult, CheckRunner, Judge, Verdict, task_check
 from autonoma.agent.progress import Progress
 from autonoma.runtime.budget import BudgetSpent
 from autonoma.tools import Workspace
@@ -22,15 +22,22 @@ class Acceptance:
     goals: Sequence[str]
     workspace: Workspace
     judged: dict[int, CheckResult] = field(default_factory=dict)  # latest, by check index
+    broken: list[CheckResult] = field(default_factory=list)  # code checks left out, and why
 
     async def verdict(self, *, judge: BudgetSpent | None = None) -> Verdict:
         """The checks on the workspace as it is: the code ones always; the judged ones judged
         now if `judge` (the spending the judge's calls are charged to), else as they were last
-        judged (left out if never)."""
+        judged (left out if never). A code check found unable to pass is left out for good,
+        and the task itself judged in its place if nothing else is judged (reverse_lines'
+        check compared the file's text with a list of its lines: the right file never passed,
+        and the run spent its steps on it)."""
+        for check in [c for c in self.checks if c.kind == "code"]:
+            if (result := await self._run(check)).broken:
+                self._leave_out(result)
         results = []
         for index, check in enumerate(self.checks):
             if check.kind == "code":
-                results.append(await self._run(check))
+                results.append(await self._run(check))  # the runner keeps it: not run again
             elif judge is not None:
                 self.judged[index] = await self.judge.judge(
                     check, self.task, self.goals, self.workspace, judge
@@ -39,6 +46,13 @@ class Acceptance:
             elif index in self.judged:
                 results.append(self.judged[index])
         return Verdict(results)
+
+    def _leave_out(self, result: CheckResult) -> None:
+        self.checks.remove(result.check)
+        self.judged.clear()  # indexes moved; judged again when next asked
+        self.broken.append(result)
+        if not any(c.kind == "judged" for c in self.checks):
+            self.checks.append(task_check(self.task))
 
     async def _run(self, check: Check) -> CheckResult:
         if self.runner is None:

@@ -90,6 +90,7 @@ class CheckResult:
     check: Check
     passed: bool
     output: str  # why it failed (the end of the traceback, the judge's reason), or ""
+    broken: str = ""  # why the check can never pass, whatever the work does (check_harness.py)
 
     def describe(self, n: int) -> str:
         verdict = "passes" if self.passed else "FAILS"
@@ -178,7 +179,12 @@ class CheckRunner:
             tolerated = check_harness.TOLERATED in result.stderr
             return CheckResult(check, True, TOLERATED_NOTE if tolerated else "")
         told = result.stopped or _tail(result.stderr) or f"exit code {result.exit_code}"
-        return CheckResult(check, False, told)
+        broken = next(
+            (line.removeprefix(check_harness.NEVER) for line in result.stderr.splitlines()
+             if line.startswith(check_harness.NEVER)),
+            "",
+        )  # fmt: skip
+        return CheckResult(check, False, told, broken)
 
     async def run_all(self, checks: Sequence[Check]) -> list[CheckResult]:
         return [await self.run(c) for c in checks if c.kind == "code"]

@@ -79,6 +79,7 @@ from autonoma.runtime.budget import (
 from autonoma.runtime.events import (
     ApprovalAnswered,
     ApprovalAsked,
+    CheckLeftOut,
     ChecksEdited,
     ChecksFailed,
     ChecksRun,
@@ -280,6 +281,7 @@ class RunLoop:
         self._checks_now = ""  # what the code checks say of the workspace before this step
         self._start_files: frozenset[str] | None = None  # what the run found, once read
         self._checks_pass = False  # and whether all of them that can run pass
+        self._left_out = 0  # code checks left out as unable to pass, already reported
         self._judged_on = ""  # the workspace's contents when the judge last said no
         self._found = ""  # the files as the run found them (agent/found.py), fixed for the run
         self._by_found = False  # the run is marked from its start for the files it found
@@ -378,6 +380,7 @@ class RunLoop:
                     break
                 try:
                     self._checks_now, self._checks_pass = await self._checks_status(steps)
+                    await self._report_left_out(run_id)
                     step, result = await self._step(
                         run, identity, workspace, context, steps, spent, remembered
                     )
@@ -496,6 +499,7 @@ class RunLoop:
             return
         judge = Judge(self.side_model, self._found_at_start(run), start)
         self._acceptance = Acceptance(checks, runner, judge, run.goal, identity.goals, workspace)
+        self._left_out = 0
         # the workspace as the checks found it: the judge is asked about it no more (at a
         # run's start the writer's guard has found no judged check met on it)
         self._judged_on = await asyncio.to_thread(content_print, workspace)
@@ -511,6 +515,14 @@ class RunLoop:
         await self.emit(run_id, ChecksEdited(checks=[c.model_dump() for c in edited]))
         return edited
 
+    async def _report_left_out(self, run_id: str, n: int | None = None) -> None:
+        """Say so, once each, when a code check was found unable to pass and left out."""
+        if self._acceptance is None:
+            return
+        for result in self._acceptance.broken[self._left_out :]:
+            await self.emit(run_id, CheckLeftOut(what=result.check.what, why=result.broken), n)
+        self._left_out = len(self._acceptance.broken)
+
     async def _checks_status(self, steps: list[StepRecord]) -> tuple[str, bool]:
         """After some work, what the code checks say of the workspace now, for the request:
         tests the model can work to (Reflexion's), not only a verdict at task_complete; and
@@ -518,16 +530,20 @@ class RunLoop:
         if self._acceptance is None or not steps:
             return "", False
         verdict = await self._acceptance.verdict()
+        left_out = "".join(
+            f"The check '{r.check.what}' was left out: it can never pass ({r.broken}). "
+            for r in self._acceptance.broken
+        )
         if not verdict.results:
-            return "", False
+            return left_out, False
         if verdict.passed:
             passing = "; ".join(r.check.what for r in verdict.results)
             judged = any(c.kind == "judged" for c in self._acceptance.checks)
             later = " (the judged ones are judged at task_complete)" if judged else ""
-            return f"The acceptance checks pass now{later}: {passing}.", True
+            return f"{left_out}The acceptance checks pass now{later}: {passing}.", True
         failing = "; ".join(r.describe(n) for n, r in verdict.failed)
         counts = f"{len(verdict.failed)} of {len(verdict.results)}"
-        return f"Acceptance checks now: {counts} fail: {failing}", False
+        return f"{left_out}Acceptance checks now: {counts} fail: {failing}", False
 
     async def _done_by_checks(
         self, run: RunRecord, step: StepRecord, workspace: Workspace, spent: BudgetSpent
@@ -1147,6 +1163,7 @@ class RunLoop:
         if self._acceptance is not None:
             acceptance = self._acceptance
             verdict = await acceptance.verdict(judge=spent)
+            await self._report_left_out(run.id, n)
             await self.emit(run.id, ChecksRun(**verdict.to_json()), n)
             if verdict.passed:
                 return ToolResult(

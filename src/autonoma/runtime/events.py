@@ -164,6 +164,14 @@ class ChecksEdited(_Event):
     checks: list[Json]
 
 
+class CheckLeftOut(_Event):
+    """A code check found unable to pass whatever the work does, left out of the run's."""
+
+    kind: Literal["check_left_out"] = "check_left_out"
+    what: str
+    why: str
+
+
 class ChecksRun(_Event):
     kind: Literal["checks_run"] = "checks_run"
     passed: bool
@@ -330,6 +338,7 @@ Event = Annotated[
     | ChecksFailed
     | ChecksEdited
     | ChecksRun
+    | CheckLeftOut
     | MemorySaved
     | Reflecting
     | Reflected
