@@ -86,8 +86,10 @@ def test_the_default_model_carries_out_a_planned_goal(tmp_path: Path) -> None:
     # runs in its own loop with the checks it writes, and a task ends when they pass. Whether
     # the 1.5B model finishes every task is a benchmark figure, not a CI fact: of six runs seen,
     # its checks of the second task were wrong in three (a string compared with a list; an
-    # exact final newline). So this asserts the machinery, one task done by its checks, and
-    # the whole goal's files when the run says completed.
+    # exact final newline: both now mended where checks run, docs/agent.md), and in seeds 1
+    # and 6 of six more it appended one colour at a time, then "红" over and over. So this
+    # asserts the machinery, one task done by its checks, and the whole goal's files when the
+    # run says completed.
     home = tmp_path / "home"
     result = autonoma(
         home,
