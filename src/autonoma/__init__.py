@@ -22,7 +22,7 @@ _WHERE = {
     "RunSettings": "autonoma.agent.settings",
     "BudgetLimits": "autonoma.runtime.budget",
     "ToolSettings": "autonoma.tools.settings",
-    "RunOutcome": "autonoma.agent.loop",
+    "RunOutcome": "autonoma.agent.outcome",
     "RunStore": "autonoma.runtime.store",
     "EventRecord": "autonoma.runtime.store",
     "ApprovalRequest": "autonoma.agent.approval",
@@ -52,7 +52,7 @@ __all__ = [
 if TYPE_CHECKING:
     from autonoma.agent.approval import ApprovalRequest, Decision
     from autonoma.agent.library import resume, run, run_sync
-    from autonoma.agent.loop import RunOutcome
+    from autonoma.agent.outcome import RunOutcome
     from autonoma.agent.settings import RunSettings
     from autonoma.runtime.budget import BudgetLimits
     from autonoma.runtime.store import EventRecord, RunStore

@@ -23,7 +23,7 @@ from rich.text import Text
 
 from autonoma.agent.approval import Approver, RefuseWithoutTerminal
 from autonoma.agent.display import neutralise_lines
-from autonoma.agent.loop import RunOutcome
+from autonoma.agent.outcome import RunOutcome
 from autonoma.agent.remote import check_placement
 from autonoma.agent.session import choose_embedder, create_run, identity_from_options, run_agent
 from autonoma.agent.settings import DEFAULT_MODEL, RunSettings

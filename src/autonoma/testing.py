@@ -10,7 +10,7 @@ from typing import Any
 
 from autonoma.agent.identity import AgentIdentity
 from autonoma.agent.library import Approve, run
-from autonoma.agent.loop import RunOutcome
+from autonoma.agent.outcome import RunOutcome
 from autonoma.agent.settings import RunSettings
 from autonoma.llm.scripted import Answer, AnswerFunction, ScriptedModel, Truncated
 from autonoma.runtime.sink import EventListener

@@ -18,7 +18,7 @@ import pytest
 from autonoma.agent import remote
 from autonoma.agent.approval import ApprovalRequest, Decision
 from autonoma.agent.identity import AgentIdentity
-from autonoma.agent.loop import RunOutcome
+from autonoma.agent.outcome import RunOutcome
 from autonoma.agent.session import create_run, run_agent
 from autonoma.agent.settings import RunSettings
 from autonoma.errors import ConfigError

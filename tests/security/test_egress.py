@@ -62,7 +62,7 @@ def context(
 ) -> ToolContext:
     guard = EgressGuard(WebSettings(allow=list(allow), **settings), resolver=resolver)
     model = ScriptedModel(lambda messages, request: {"found": True, "answer": "scripted"})
-    return ToolContext(Workspace(tmp_path / "ws"), {"egress": guard, "model": model})
+    return ToolContext(Workspace(tmp_path / "ws"), egress=guard, model=model)
 
 
 async def call(tool: Tool, ctx: ToolContext, url: str) -> ToolResult:

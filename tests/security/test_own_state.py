@@ -83,7 +83,7 @@ async def test_sandboxed_code_cannot_see_or_erase_the_store(
 ) -> None:
     ws, home = home_inside
     settings = SandboxSettings.model_validate({"wall_s": 20, "processes": 16})
-    context = ToolContext(ws, extras={"sandbox": BubblewrapSandbox(settings)})
+    context = ToolContext(ws, sandbox=BubblewrapSandbox(settings))
     owner = os.stat(home / "runs.db").st_uid
     result = await execute_shell.run(
         context,

@@ -430,7 +430,7 @@ print([line.split(':')[0].strip() for line in open('/proc/net/dev').readlines()[
 async def test_python_file_paths_cannot_leave_the_workspace(
     sandbox: Sandbox, ws: Workspace, outside: Path
 ) -> None:
-    ctx = ToolContext(workspace=ws, extras={"sandbox": sandbox})
+    ctx = ToolContext(workspace=ws, sandbox=sandbox)
     (ws.root / "link.py").symlink_to(outside / "evil.py")
     (ws.root / "linked-dir").symlink_to(outside)
     made = await python(

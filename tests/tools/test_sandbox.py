@@ -45,7 +45,7 @@ def sandbox() -> Sandbox:
 
 @pytest.fixture
 def ctx(ws: Workspace, sandbox: Sandbox) -> ToolContext:
-    return ToolContext(workspace=ws, extras={"sandbox": sandbox})
+    return ToolContext(workspace=ws, sandbox=sandbox)
 
 
 # -- real Python and shell -------------------------------------------------------------------
@@ -390,7 +390,7 @@ async def test_execute_shell_tool(ctx: ToolContext, ws: Workspace) -> None:
 
 async def test_tool_output_names_the_limit(ws: Workspace) -> None:
     sandbox = BubblewrapSandbox(limits(wall_s=1, output_chars=100))
-    ctx = ToolContext(workspace=ws, extras={"sandbox": sandbox})
+    ctx = ToolContext(workspace=ws, sandbox=sandbox)
     result = await execute_shell.run(ctx, {"command": "seq 1 100000; sleep 600"})
     assert not result.ok
     lines = result.output.splitlines()

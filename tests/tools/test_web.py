@@ -71,12 +71,8 @@ def context(
     **settings: Any,
 ) -> ToolContext:
     settings.setdefault("allow", ["127.0.0.1"])
-    extras: dict[str, Any] = {"egress": EgressGuard(WebSettings(**settings))}
-    if model is not None:
-        extras["model"] = model
-    if spent is not None:
-        extras["spent"] = spent
-    return ToolContext(Workspace(tmp_path / "ws"), extras)
+    guard = EgressGuard(WebSettings(**settings))
+    return ToolContext(Workspace(tmp_path / "ws"), egress=guard, model=model, spent=spent)
 
 
 def prompt_of(messages: Sequence[Message]) -> str:
@@ -335,7 +331,7 @@ async def test_the_tools_say_what_the_run_did_not_give_them(tmp_path: Path) -> N
     bare = ToolContext(Workspace(tmp_path / "ws"))
     with pytest.raises(WebError, match="no egress guard"):
         egress_of(bare)
-    with pytest.raises(WebError, match=r"extras\['model'\]"):
+    with pytest.raises(WebError, match=r"ToolContext.model"):
         model_of(context(tmp_path))
     result = await browse_website.run(context(tmp_path), {"url": "http://x.org/", "question": "?"})
     assert not result.ok and "needs the run's model" in result.output
@@ -442,7 +438,7 @@ async def test_web_search_maps_ddgs_results(tmp_path: Path) -> None:
         ]
 
     ctx = context(tmp_path, search_results=5)
-    ctx.extras["search"] = DdgsSearch(text)
+    ctx.search = DdgsSearch(text)
     result = await web_search.run(ctx, {"query": "kestrel point lighthouse"})
     assert asked == [("kestrel point lighthouse", 5)]
     assert result.ok and result.untrusted
@@ -467,7 +463,7 @@ async def test_a_ddgs_network_failure_is_a_clear_error(tmp_path: Path) -> None:
         raise DDGSException("ConnectError: dns error: failed to lookup address information")
 
     ctx = context(tmp_path)
-    ctx.extras["search"] = DdgsSearch(offline)
+    ctx.search = DdgsSearch(offline)
     result = await web_search.run(ctx, {"query": "anything"})
     assert not result.ok
     assert "web search (ddgs) failed" in result.output
@@ -482,7 +478,7 @@ async def test_a_ddgs_network_failure_is_a_clear_error(tmp_path: Path) -> None:
     def nothing(query: str, max_results: int) -> list[dict[str, Any]]:
         raise DDGSException("No results found.")
 
-    ctx.extras["search"] = DdgsSearch(nothing)
+    ctx.search = DdgsSearch(nothing)
     result = await web_search.run(ctx, {"query": "zzqx"})
     assert result.ok and result.output == "no results for 'zzqx'"
 
@@ -495,7 +491,7 @@ def test_the_provider_follows_the_settings(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="no searxng_url"):
         search_provider(EgressGuard(WebSettings(search="searxng")))
     ctx = context(tmp_path)
-    ctx.extras["search"] = "not a provider"
+    ctx.search = "not a provider"
     with pytest.raises(WebError, match="not a SearchProvider"):
         search_of(ctx)
 
@@ -532,7 +528,7 @@ async def test_https_connects_to_the_checked_address_and_verifies_the_name(
 
     trusted = ssl.create_default_context(cafile=certificate[0])
     guard = EgressGuard(WebSettings(allow=["127.0.0.1"]), resolver=resolve, ssl_context=trusted)
-    ctx = ToolContext(Workspace(tmp_path / "ws"), {"egress": guard})
+    ctx = ToolContext(Workspace(tmp_path / "ws"), egress=guard)
     with WebServer(tls=certificate) as server:
         server.json("/api", lambda seen: {"host": seen.headers["host"]})
         named = await http_request.run(

@@ -16,7 +16,7 @@ from typing import Any
 
 from autonoma.agent.approval import ApprovalRequest, Approver, Decision
 from autonoma.agent.identity import AgentIdentity
-from autonoma.agent.loop import RunOutcome
+from autonoma.agent.outcome import RunOutcome
 from autonoma.agent.session import create_run, run_agent
 from autonoma.agent.settings import RunSettings
 from autonoma.errors import ConfigError

@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -50,8 +50,10 @@ from autonoma.agent.monitor import (
     third_in_a_row,
     worn_out,
 )
+from autonoma.agent.outcome import RunOutcome
 from autonoma.agent.progress import Progress, check_progress
 from autonoma.agent.self_reflection import SelfReflection, SelfReflector
+from autonoma.agent.services import RunServices, ToolServices
 from autonoma.agent.trials import Choice, TrialWorkspace, choose_course
 from autonoma.errors import ModelError, ModelRefused, OutputInvalid
 from autonoma.llm import Model
@@ -202,26 +204,6 @@ class _Remembered:
     outside_from: int | None = None  # the first step with outside content in its context
 
 
-@dataclass(frozen=True)
-class RunOutcome:
-    run_id: str
-    status: RunStatus
-    reason: str
-    workspace: str
-    files: list[str]
-    spent: BudgetSpent
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "run_id": self.run_id,
-            "status": self.status,
-            "reason": self.reason,
-            "workspace": self.workspace,
-            "files": self.files,
-            "totals": self.spent.model_dump() | {"tokens": self.spent.tokens},
-        }
-
-
 def truncate(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
@@ -243,7 +225,7 @@ class RunLoop:
         listeners: list[EventListener] | None = None,
         memory: AgentMemory | None = None,
         summariser: Summariser | None = None,
-        extras: dict[str, Any] | None = None,
+        services: ToolServices | None = None,
         retriever: ToolRetriever | None = None,
         sandbox: Sandbox | None = None,
     ) -> None:
@@ -261,7 +243,7 @@ class RunLoop:
         self.memory = memory
         self.summariser = summariser
         # what tools use besides the workspace: the sandbox, the egress guard, ... (by key)
-        self.extras = extras or {}
+        self.services = services or ToolServices()
         self.limits = self.config.context or ContextLimits.for_window(
             model.context_window, self.config.max_answer_tokens
         )
@@ -301,10 +283,6 @@ class RunLoop:
         identity = AgentIdentity.model_validate(run.identity)
         workspace = Workspace(Path(run.workspace))
         self.steps_model = self.model.in_lane(f"run:{run.id}")
-        context = ToolContext(workspace=workspace, extras={"model": self.model, **self.extras})
-        ask = getattr(self.approver, "ask", None)
-        if ask is not None and not self.config.continuous:
-            context.extras["ask_person"] = ask
         steps = await asyncio.to_thread(self.store.steps, run_id)
         spent = run.spent.model_copy()  # this run's own spending, as stored
         # its total, with what the runs serving it (sub-agents) spent, is what limits it
@@ -315,10 +293,18 @@ class RunLoop:
         if within is not None:
             budget.spent.feed(within.spent)
         self._budget = budget
-        context.extras.update(agent=self, run=run, budget=budget, spent=spent)
+        ask = getattr(self.approver, "ask", None)
+        context = ToolContext(
+            workspace=workspace,
+            model=self.model,
+            sandbox=self.services.sandbox,
+            egress=self.services.egress,
+            search=self.services.search,
+            spent=spent,
+            ask_person=ask if not self.config.continuous else None,
+            run=RunServices(run, budget, host=self, memory=self.memory),
+        )
         remembered = await asyncio.to_thread(self._remembered, run_id)
-        if self.memory is not None:
-            context.extras.update(memory=self.memory)
         await self._close_interrupted(run_id, steps)
         # runs stored before `outside_entered` was recorded: their first untrusted step
         first_untrusted = next((s.n for s in steps if s.untrusted), None)
@@ -1289,6 +1275,22 @@ class RunLoop:
         if self._outside_from == 0:
             return "outside content was in the context from the run's start"
         return f"outside content entered the context at step {self._outside_from}"
+
+    def helper(self, tools: ToolRegistry, limits: BudgetLimits) -> RunLoop:
+        """A loop like this one, with `tools` and `limits` and no long-term memory, for a
+        sub-agent's run."""
+        return RunLoop(
+            self.model,
+            tools,
+            self.store,
+            config=replace(self.config, limits=limits),
+            approver=self.approver,
+            listeners=self.listeners,
+            memory=None,
+            summariser=self.summariser,
+            services=self.services,
+            sandbox=self.sandbox,
+        )
 
     @property
     def carries_outside(self) -> bool:

@@ -1,7 +1,7 @@
 """`remember` and `recall`: the agent's own commands over its long-term memory stream.
 
-They find the run's AgentMemory and budget in the ToolContext's extras (the loop puts them
-there when the run has memory)."""
+They reach the run's AgentMemory through the ToolContext's `run` (agent/services.py), and
+charge what they spend to `ToolContext.spent`."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Annotated
 
 from pydantic import Field
 
+from autonoma.agent.services import run_services
 from autonoma.memory.agent_memory import AgentMemory, recalled_lines
 from autonoma.runtime.budget import BudgetSpent
 from autonoma.tools import Risk, Tool, ToolContext, ToolResult, tool
@@ -17,11 +18,10 @@ Note = Annotated[str, Field(min_length=1, max_length=2000)]
 
 
 def _memory(context: ToolContext) -> tuple[AgentMemory, BudgetSpent]:
-    memory = context.extras.get("memory")
-    spent = context.extras.get("spent")
-    if not isinstance(memory, AgentMemory) or not isinstance(spent, BudgetSpent):
+    memory = run_services(context).memory
+    if memory is None or context.spent is None:
         raise RuntimeError("this run has no long-term memory (it was started with --no-memory)")
-    return memory, spent
+    return memory, context.spent
 
 
 @tool(risk=Risk.READ, timeout_s=120)

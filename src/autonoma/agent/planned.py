@@ -17,7 +17,8 @@ from typing import Any
 
 from autonoma.agent.hindsight import run_attempt, worst_to_best
 from autonoma.agent.identity import AgentIdentity
-from autonoma.agent.loop import RunLoop, RunOutcome
+from autonoma.agent.loop import RunLoop
+from autonoma.agent.outcome import RunOutcome
 from autonoma.errors import AutonomaError, ModelError
 from autonoma.planning.creation import TaskCreator
 from autonoma.planning.decompose import PlanInvalid, Planner

@@ -38,9 +38,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from autonoma.agent.approval import ApprovalRequest, Approver, Decision, RefuseWithoutTerminal
-from autonoma.agent.loop import RunLoop, RunOutcome
+from autonoma.agent.loop import RunLoop
+from autonoma.agent.outcome import RunOutcome
+from autonoma.agent.services import ToolServices
 from autonoma.agent.settings import RunSettings
-from autonoma.agent.wiring import checks_sandbox, open_sandbox, run_tools, tool_extras
+from autonoma.agent.wiring import checks_sandbox, open_sandbox, run_tools, tool_services
 from autonoma.errors import AutonomaError, ConfigError
 from autonoma.llm import LLMSettings, Model, OpenAICompatModel, open_model, parse_model_spec
 from autonoma.llm.base import SIDE_LANE
@@ -70,13 +72,13 @@ if TYPE_CHECKING:
     from autonoma.runtime.executor.ray import Channel, RayExecutor
 
 
-def worker_tools(settings: RunSettings) -> tuple[ToolRegistry, dict[str, Any], Sandbox | None]:
+def worker_tools(settings: RunSettings) -> tuple[ToolRegistry, ToolServices, Sandbox | None]:
     """The commands a task's loop has on a worker, what they use (the sandbox, the egress
     guard), and where its acceptance checks run: the run's own, less sub-agents (see above)."""
     there = settings.model_copy(update={"subagents": False})
     sandbox = open_sandbox(there)
     registry = run_tools(there, memory=settings.memory, sandbox=sandbox)
-    return registry, tool_extras(there, sandbox), checks_sandbox(there, sandbox)
+    return registry, tool_services(there, sandbox), checks_sandbox(there, sandbox)
 
 
 class WorkspaceNotShared(AutonomaError):
@@ -475,7 +477,7 @@ async def run_on_worker(
             "node mounts), or a cluster on this machine"
         )
     settings = setup.settings
-    tools, extras, checking = worker_tools(settings)
+    tools, services, checking = worker_tools(settings)
     with tempfile.TemporaryDirectory(prefix="autonoma-task-") as scratch:
         store = await asyncio.to_thread(
             ReportingStore.seeded, Path(scratch) / "runs.db", channel, snapshot
@@ -490,7 +492,7 @@ async def run_on_worker(
                 config=settings.agent_config(limits),
                 approver=DriverApprover(channel),
                 summariser=Summariser(model.in_lane(SIDE_LANE)) if settings.memory else None,
-                extras=extras,
+                services=services,
                 memory=memory,
                 sandbox=checking,
             )

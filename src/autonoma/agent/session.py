@@ -13,7 +13,8 @@ from typing import Any
 
 from autonoma.agent.approval import Approver
 from autonoma.agent.identity import AgentIdentity, generate_identity
-from autonoma.agent.loop import RunLoop, RunOutcome
+from autonoma.agent.loop import RunLoop
+from autonoma.agent.outcome import RunOutcome
 from autonoma.agent.planned import PlanConfig, PlannedRun
 from autonoma.agent.remote import placement
 from autonoma.agent.settings import RunSettings
@@ -23,8 +24,8 @@ from autonoma.agent.wiring import (
     default_tools,
     open_sandbox,
     run_tools,
-    tool_extras,
     tool_notices,
+    tool_services,
 )
 from autonoma.errors import ConfigError
 from autonoma.llm import Model
@@ -194,7 +195,7 @@ async def _run_with(
         registry = tools or run_tools(settings, memory=memory is not None, sandbox=sandbox)
         for added in [*served, *extra_tools]:
             registry.add(added)
-        extras = tool_extras(settings, sandbox)
+        services = tool_services(settings, sandbox)
         notices = tool_notices(settings, sandbox) if tools is None else []
         notices += [Notice(kind="mcp_skipped", message=what) for what in skipped]
         for notice in notices:
@@ -220,7 +221,7 @@ async def _run_with(
                 memory=memory,
                 summariser=Summariser(model.in_lane(SIDE_LANE)) if settings.memory else None,
                 retriever=retriever,
-                extras=extras,
+                services=services,
                 sandbox=checking,
             )
 

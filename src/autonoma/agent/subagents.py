@@ -4,20 +4,20 @@ a step budget carved out of the parent's: its spending counts against the parent
 its steps show in `autonoma show` of the parent. It has every command its parent has except
 these four (sub-agents do not start sub-agents of their own).
 
-The commands find the running agent, its run and its budget in the ToolContext's extras."""
+The commands reach the parent run through the ToolContext's `run` (agent/services.py)."""
 
 from __future__ import annotations
 
 import asyncio
 import re
 import time
-from dataclasses import replace
 from typing import Annotated, Any
 
 from pydantic import Field
 
 from autonoma.agent.identity import AgentIdentity
-from autonoma.agent.loop import RunLoop, RunOutcome
+from autonoma.agent.outcome import RunOutcome
+from autonoma.agent.services import SubAgentHost, run_services
 from autonoma.runtime.budget import BudgetLimits, SharedBudget
 from autonoma.runtime.events import AgentStarted
 from autonoma.runtime.store import RunRecord, StepRecord
@@ -32,15 +32,12 @@ Name = Annotated[str, Field(min_length=1, max_length=40)]
 Text = Annotated[str, Field(min_length=1, max_length=4000)]
 
 
-def _parent(context: ToolContext) -> tuple[RunLoop, RunRecord, SharedBudget]:
-    agent, run, budget = (context.extras.get(k) for k in ("agent", "run", "budget"))
-    if not isinstance(agent, RunLoop) or not isinstance(run, RunRecord):
-        raise RuntimeError("sub-agents can only be started from a running agent")
-    assert isinstance(budget, SharedBudget)
-    return agent, run, budget
+def _parent(context: ToolContext) -> tuple[SubAgentHost, RunRecord, SharedBudget]:
+    services = run_services(context)
+    return services.host, services.run, services.budget
 
 
-def _agents(agent: RunLoop, run: RunRecord) -> dict[str, RunRecord]:
+def _agents(agent: SubAgentHost, run: RunRecord) -> dict[str, RunRecord]:
     """The parent's sub-agents still in service, by key."""
     return {
         child.task_id.removeprefix(PREFIX): child
@@ -57,23 +54,11 @@ def _key(name: str, taken: set[str]) -> str:
     return f"{base}-{n}"
 
 
-async def _drive(agent: RunLoop, child: RunRecord, budget: SharedBudget) -> RunOutcome:
+async def _drive(agent: SubAgentHost, child: RunRecord, budget: SharedBudget) -> RunOutcome:
     """Run the sub-agent (or continue it) for up to SUB_AGENT_STEPS more steps."""
     tools = ToolRegistry([t for t in agent.tools if t.name not in SUB_AGENT_NAMES])
     limits = BudgetLimits(max_steps=child.spent.steps + SUB_AGENT_STEPS)
-    helper = RunLoop(
-        agent.model,
-        tools,
-        agent.store,
-        config=replace(agent.config, limits=limits),
-        approver=agent.approver,
-        listeners=agent.listeners,
-        memory=None,
-        summariser=agent.summariser,
-        extras=agent.extras,
-        sandbox=agent.sandbox,
-    )
-    return await helper.run(child.id, within=budget)
+    return await agent.helper(tools, limits).run(child.id, within=budget)
 
 
 def _reply(key: str, outcome: RunOutcome) -> str:

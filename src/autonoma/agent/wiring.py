@@ -5,9 +5,8 @@ worker (agent/remote.py)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from autonoma.agent.memory_tools import MEMORY_TOOLS
+from autonoma.agent.services import ToolServices
 from autonoma.agent.settings import RunSettings
 from autonoma.agent.subagents import SUB_AGENT_TOOLS
 from autonoma.errors import ConfigError
@@ -75,14 +74,10 @@ def checks_sandbox(settings: RunSettings, sandbox: OpenedSandbox) -> Sandbox | N
         return None
 
 
-def tool_extras(settings: RunSettings, sandbox: OpenedSandbox) -> dict[str, Any]:
-    """What the run's tools use besides the workspace, by the key each looks for."""
-    extras: dict[str, Any] = {}
-    if "web" in settings.tools.groups:
-        extras["egress"] = EgressGuard(settings.tools.web)
-    if sandbox[0] is not None:
-        extras["sandbox"] = sandbox[0]
-    return extras
+def tool_services(settings: RunSettings, sandbox: OpenedSandbox) -> ToolServices:
+    """What the run's tools use besides the workspace: the sandbox, the web's egress guard."""
+    egress = EgressGuard(settings.tools.web) if "web" in settings.tools.groups else None
+    return ToolServices(sandbox=sandbox[0], egress=egress)
 
 
 def tool_notices(settings: RunSettings, opened: OpenedSandbox | None = None) -> list[Notice]:

@@ -7,17 +7,23 @@ import functools
 import inspect
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, get_type_hints
+from typing import TYPE_CHECKING, Any, get_type_hints
 
 from jsonschema import Draft202012Validator
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
-from autonoma.llm import ToolSpec
+from autonoma.llm import Model, ToolSpec
+from autonoma.runtime.budget import BudgetSpent
 from autonoma.tools.provenance import OwnFiles
 from autonoma.tools.workspace import Workspace
+
+if TYPE_CHECKING:  # these modules build on this one
+    from autonoma.tools.egress import EgressGuard
+    from autonoma.tools.sandbox import Sandbox
+    from autonoma.tools.web import SearchProvider
 
 
 class Risk(StrEnum):
@@ -29,15 +35,28 @@ class Risk(StrEnum):
     NETWORK = "network"
 
 
+AskPerson = Callable[[str], Awaitable[str | None]]
+"""Puts a question to the person and returns the answer (None: no one answered)."""
+
+
 @dataclass
 class ToolContext:
-    """What a running tool may use. Built per run and handed to every tool call."""
+    """What a running tool may use, built per run and handed to every call. Each service is
+    typed; one the run does not have is None, and the tool that needs it says so."""
 
     workspace: Workspace
-    extras: dict[str, Any] = field(default_factory=dict)
     # which files hold what the run wrote: what the file tools show from others' is marked
     # outside content (None: no run keeps track, and nothing is marked)
     own: OwnFiles | None = None
+    model: Model | None = None  # the run's model (browse_website reads pages with it)
+    sandbox: Sandbox | None = None  # where code runs
+    egress: EgressGuard | None = None  # what the web tools may reach
+    search: SearchProvider | None = None  # web search, when not the settings' own
+    spent: BudgetSpent | None = None  # what the run has spent: tools' model calls add to it
+    ask_person: AskPerson | None = None  # the person at the terminal, when there is one
+    # what the agent layer's own tools (memory, sub-agents) reach the run through: an
+    # agent.services.RunServices, typed there (this layer cannot name it)
+    run: object | None = None
 
 
 @dataclass(frozen=True)

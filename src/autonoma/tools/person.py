@@ -1,20 +1,17 @@
 """`ask_person`: a question to the person at the terminal, in approval mode only.
 
 In continuous mode nobody is there to answer, so the command is not offered at all. The
-asking itself is handed in by the layer that talks to the person, as `extras["ask_person"]`:
+asking itself is handed in by the layer that talks to the person, as `ToolContext.ask_person`:
 an async function from the question to the answer, or None when nobody answered.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import Annotated
 
 from pydantic import Field
 
 from autonoma.tools.base import Risk, ToolContext, tool
-
-AskPerson = Callable[[str], Awaitable[str | None]]
 
 
 @tool(risk=Risk.READ, timeout_s=3600)  # a person may take a while to answer
@@ -27,7 +24,7 @@ async def ask_person(
     Args:
         question: one clear question
     """
-    ask: AskPerson | None = context.extras.get("ask_person")
+    ask = context.ask_person
     if ask is None:
         return "no one can be asked in this run; decide on your own"
     answer = await ask(question)

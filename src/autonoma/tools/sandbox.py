@@ -457,9 +457,9 @@ def make_sandbox(settings: SandboxSettings) -> Sandbox:
 
 
 def sandbox_of(context: ToolContext) -> Sandbox:
-    """The run's sandbox, which the run puts in `context.extras["sandbox"]`."""
-    sandbox = context.extras.get("sandbox")
-    if not isinstance(sandbox, Sandbox):
+    """The run's sandbox."""
+    sandbox = context.sandbox
+    if sandbox is None:
         raise SandboxUnavailable(
             "code execution is not set up for this run (no sandbox in the tool context); "
             "the run must be started with a sandbox (bubblewrap, or the explicit unsafe option)"

@@ -2,12 +2,12 @@
 
 Every fetch goes through the run's EgressGuard (see egress.py), under the size, time and
 redirect caps of its WebSettings; what comes back is outside content, so every result is
-marked untrusted. The tools find what they need in the ToolContext's extras:
+marked untrusted. The tools find what they need in their ToolContext:
 
-- "egress": the run's EgressGuard (its settings are the run's WebSettings); all three tools
-- "model": the run's Model; browse_website answers the question with it
-- "search": a SearchProvider; optional, web_search builds one from the settings without it
-- "spent": the run's BudgetSpent; optional, browse_website charges its model calls to it
+- egress: the run's EgressGuard (its settings are the run's WebSettings); all three tools
+- model: the run's Model; browse_website answers the question with it
+- search: a SearchProvider; optional, web_search builds one from the settings without it
+- spent: the run's BudgetSpent; optional, browse_website charges its model calls to it
 """
 
 from __future__ import annotations
@@ -55,41 +55,39 @@ class FetchFailed(WebError):
 
 
 def egress_of(context: ToolContext) -> EgressGuard:
-    """The run's EgressGuard, from extras["egress"]."""
-    guard = context.extras.get("egress")
-    if not isinstance(guard, EgressGuard):
+    """The run's EgressGuard."""
+    if context.egress is None:
         raise WebError(
             "the web tools are not set up for this run (no egress guard in the tool context); "
             "run with the web tools enabled"
         )
-    return guard
+    return context.egress
 
 
 def model_of(context: ToolContext) -> Model:
-    """The run's Model, from extras["model"]."""
-    model = context.extras.get("model")
-    if not isinstance(model, Model):
+    """The run's Model."""
+    if context.model is None:
         raise WebError(
-            "browse_website needs the run's model (extras['model']) to read a page, and this "
+            "browse_website needs the run's model (ToolContext.model) to read a page, and this "
             "run has none in its tool context"
         )
-    return model
+    return context.model
 
 
 def spent_of(context: ToolContext) -> BudgetSpent | None:
-    """The run's BudgetSpent, from extras["spent"], if it is there."""
-    spent = context.extras.get("spent")
-    return spent if isinstance(spent, BudgetSpent) else None
+    """What the run has spent, if the context carries it."""
+    return context.spent
 
 
 def search_of(context: ToolContext) -> SearchProvider:
-    """extras["search"] if given, else the provider the run's WebSettings choose."""
-    provider = context.extras.get("search")
-    if provider is None:
+    """The context's search provider if it has one, else the one the run's WebSettings
+    choose."""
+    if context.search is None:
         return search_provider(egress_of(context))
-    if not isinstance(provider, SearchProvider):
-        raise WebError(f"extras['search'] is a {type(provider).__name__}, not a SearchProvider")
-    return provider
+    if not isinstance(context.search, SearchProvider):
+        kind = type(context.search).__name__
+        raise WebError(f"ToolContext.search is a {kind}, not a SearchProvider")
+    return context.search
 
 
 # -- fetching ------------------------------------------------------------------------------
