@@ -44,9 +44,7 @@ async def test_browse_answers_from_a_local_page_with_the_real_model(
     with WebServer() as server:
         url = server.page("/lighthouse", PAGE)
         guard = EgressGuard(WebSettings(allow=["127.0.0.1"]))
-        context = ToolContext(
-            Workspace(tmp_path / "ws"), {"egress": guard, "model": model, "spent": spent}
-        )
+        context = ToolContext(Workspace(tmp_path / "ws"), egress=guard, model=model, spent=spent)
         try:
             result = await browse_website.run(
                 context, {"url": url, "question": "What colour is the lighthouse painted?"}

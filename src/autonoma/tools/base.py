@@ -8,7 +8,7 @@ import inspect
 import json
 import re
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, get_type_hints
 
@@ -45,6 +45,7 @@ class ToolContext:
     typed; one the run does not have is None, and the tool that needs it says so."""
 
     workspace: Workspace
+    _: KW_ONLY
     # which files hold what the run wrote: what the file tools show from others' is marked
     # outside content (None: no run keeps track, and nothing is marked)
     own: OwnFiles | None = None
