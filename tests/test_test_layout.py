@@ -4,6 +4,7 @@ live in conftest.py or a helpers module), so running one test file runs only its
 from __future__ import annotations
 
 import ast
+import contextlib
 from pathlib import Path
 
 TESTS = Path(__file__).parent
@@ -11,25 +12,18 @@ TESTS = Path(__file__).parent
 
 def imported_test_modules(path: Path) -> list[str]:
     """Modules named test_* that `path` imports, anywhere in it (a subprocess's script
-    included: its text is parsed too when it is a string that holds an import)."""
-    found = []
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        names: list[str] = []
-        if isinstance(node, ast.ImportFrom) and node.module:
-            names = [node.module]
-        elif isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
-        elif (
+    included: a string that parses as Python with an import is read too)."""
+    tree = ast.parse(path.read_text(), str(path))
+    names = imported_in(tree)
+    for node in ast.walk(tree):
+        if (
             isinstance(node, ast.Constant)
             and isinstance(node.value, str)
             and "import" in node.value
         ):
-            try:
-                names = imported_in(ast.parse(node.value))
-            except SyntaxError:
-                names = []
-        found += [n for n in names if n.startswith("tests.") and _is_test(n)]
-    return found
+            with contextlib.suppress(SyntaxError):
+                names += imported_in(ast.parse(node.value))
+    return [n for n in names if n.startswith("tests.") and _is_test(n)]
 
 
 def imported_in(tree: ast.AST) -> list[str]:

@@ -31,13 +31,15 @@ class Acceptance:
         and the task itself judged in its place if nothing else is judged (reverse_lines'
         check compared the file's text with a list of its lines: the right file never passed,
         and the run spent its steps on it)."""
-        for check in [c for c in self.checks if c.kind == "code"]:
-            if (result := await self._run(check)).broken:
+        ran = [await self._run(c) for c in self.checks if c.kind == "code"]
+        for result in ran:
+            if result.broken:
                 self._leave_out(result)
+        code = iter(r for r in ran if not r.broken)  # in the order of the checks left
         results = []
         for index, check in enumerate(self.checks):
             if check.kind == "code":
-                results.append(await self._run(check))  # the runner keeps it: not run again
+                results.append(next(code))
             elif judge is not None:
                 self.judged[index] = await self.judge.judge(
                     check, self.task, self.goals, self.workspace, judge
