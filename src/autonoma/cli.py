@@ -34,6 +34,7 @@ from autonoma.cli_settings import (
     run_settings,
     tool_settings_from,
 )
+from autonoma.cli_tools import tools_command
 from autonoma.cli_view import (
     ConsoleApprover,
     LiveView,
@@ -714,6 +715,9 @@ def rate(
     rated = Rated(score=score, comment=comment)
     store.add_event(run_id, rated.kind, rated.data())
     out.print(f"rated run {run_id} {score} of 5", highlight=False)
+
+
+app.command("tools")(tools_command)
 
 
 @app.command()

@@ -130,6 +130,8 @@ def one_line(
     param = OPTION_OF.get(key)
     if param is not None and param in chosen:
         where = "--" + param.replace("_", "-")
+    elif not key:  # the file as a whole (its message names the key)
+        where = str(path) if path is not None else "the settings"
     else:
         where = f"{key} in {path}" if path is not None else key
     if first["type"] == "literal_error":

@@ -16,16 +16,19 @@ class ApprovalRequest:
     risk: Risk
     speak: str
     reason: str = ""  # why a person is asked when the run is continuous (outside content)
+    callable: tuple[str, ...] = ()  # the commands that would run now without a person
 
 
 @dataclass(frozen=True)
 class Decision:
     """yes (for this and the next `times - 1` commands), no, or feedback that the agent gets
-    as its next observation instead of running the command."""
+    as its next observation instead of running the command. `by`: a person decided, or the
+    policy did because no one could be asked."""
 
     kind: Literal["yes", "no", "feedback"]
     times: int = 1
     feedback: str = ""
+    by: Literal["person", "policy"] = "person"
 
 
 class Approver(Protocol):
@@ -52,7 +55,18 @@ class RefuseWithoutTerminal:
         return Decision(
             kind="feedback",
             feedback=(
-                f"{why}, but no one is at a terminal to give it, so it was not run. Use "
-                f"commands that only read, or finish with task_complete{rerun}."
+                f"{request.command} was not run: {why}, and no one is at a terminal to give "
+                f"it. {still_callable(request.callable)}, or finish with task_complete{rerun}."
             ),
+            by="policy",
         )
+
+
+def still_callable(names: tuple[str, ...], shown: int = 24) -> str:
+    """The sentence naming what may still be used (the model was told only "read" before,
+    and could not know which commands that meant)."""
+    if not names:
+        return "No command runs without a person now"
+    listed = ", ".join(names[:shown])
+    more = f" and {len(names) - shown} more" if len(names) > shown else ""
+    return f"Commands that run without a person: {listed}{more}. Use them"

@@ -1183,8 +1183,7 @@ class RunLoop:
             if decision.kind == "no":
                 return ToolResult(False, f"the person refused to run {action.command}"), True
             if decision.kind == "feedback":
-                said = f"the person did not run {action.command} and said: {decision.feedback}"
-                return ToolResult(False, said), True
+                return ToolResult(False, refused(action.command, decision)), True
         return await tool.run(context, action.arguments), False
 
     async def _run_program(
@@ -1208,8 +1207,7 @@ class RunLoop:
                 if decision.kind == "no":
                     return ToolResult(False, "the person refused to run the program"), True
                 if decision.kind == "feedback":
-                    said = f"the person did not run the program and said: {decision.feedback}"
-                    return ToolResult(False, said), True
+                    return ToolResult(False, refused("the program", decision)), True
         # the program can read every file: any the run did not write makes its output outside
         foreign = context.own.foreign(context.workspace.files()) if context.own else []
         flags = {"claimed": False, "untrusted": bool(foreign)}
@@ -1353,6 +1351,11 @@ class RunLoop:
             risk,
             action.thoughts.speak or action.thoughts.text,
             reason,
+            callable=tuple(
+                t.name
+                for t in self._offered
+                if t.risk is Risk.READ or (self.config.continuous and self._undoable(t))
+            ),
         )
         await self.emit(
             run_id, ApprovalAsked(command=action.command, risk=str(risk), reason=reason), n
@@ -1362,8 +1365,19 @@ class RunLoop:
         await self.emit(
             run_id,
             ApprovalAnswered(
-                decision=decision.kind, times=decision.times, feedback=decision.feedback
+                decision=decision.kind,
+                times=decision.times,
+                feedback=decision.feedback,
+                by=decision.by,
             ),
             n,
         )
         return decision
+
+
+def refused(what: str, decision: Decision) -> str:
+    """The observation of a command not run: the policy's words as they are, a person's
+    feedback as theirs."""
+    if decision.by == "policy":
+        return decision.feedback
+    return f"the person did not run {what} and said: {decision.feedback}"

@@ -190,7 +190,7 @@ async def _run_with(
     async with (
         run_memory(store, model, run, settings, embedder) as memory,
         placement(settings, store, model, approver, listeners, memory) as place,  # Ray: connected
-        mcp_tools(settings if tools is None else None) as (served, skipped),
+        mcp_tools(settings if tools is None else None, Path(run.workspace)) as (served, skipped),
     ):
         registry = tools or run_tools(settings, memory=memory is not None, sandbox=sandbox)
         for added in [*served, *extra_tools]:
@@ -275,16 +275,19 @@ def make_planner(model: Model, settings: RunSettings) -> Planner:
 
 
 @asynccontextmanager
-async def mcp_tools(settings: RunSettings | None) -> AsyncIterator[tuple[list[Tool], list[str]]]:
+async def mcp_tools(
+    settings: RunSettings | None, workspace: Path
+) -> AsyncIterator[tuple[list[Tool], list[str]]]:
     """The tools of the run's MCP servers, connected for as long as it runs, and what was left
     out (optional servers that failed, tools whose schema could not be used). A server that
-    is not optional and cannot be reached stops the run here with an McpError naming it."""
+    is not optional and cannot be reached stops the run here with an McpError naming it.
+    Stdio servers start in the run's `workspace`, which `{workspace}` in their settings names."""
     if settings is None or not settings.tools.mcp:
         yield [], []
         return
     from autonoma.tools.mcp import McpTools  # needs the mcp extra
 
-    connections = McpTools(settings.tools.mcp)
+    connections = McpTools(settings.tools.mcp, workspace)
     async with connections as served:
         yield served, connections.skipped
 

@@ -135,6 +135,7 @@ class ApprovalAnswered(_Event):
     decision: str
     times: int = 1
     feedback: str = ""
+    by: str = "person"  # or "policy": refused because no one could be asked
 
 
 # -- acceptance checks --------------------------------------------------------------------

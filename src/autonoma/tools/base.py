@@ -112,6 +112,9 @@ class Tool:
     # every effect stays in the workspace, where the run's change journal can put it back
     # (tools/changes.py): after outside content, a continuous run may go on using it
     undoable: bool = False
+    # where `risk` came from, as `autonoma tools` shows it ("built-in", "MCP annotations
+    # readOnlyHint", "your setting", ...)
+    risk_from: str = "built-in"
 
     @classmethod
     def from_schema(
@@ -124,6 +127,7 @@ class Tool:
         risk: Risk = Risk.READ,
         timeout_s: float = 60.0,
         wants_context: bool = False,
+        risk_from: str = "built-in",
     ) -> Tool:
         """A tool whose arguments are a JSON Schema object. Raises jsonschema's SchemaError
         when `parameters` is not a valid schema."""
@@ -137,6 +141,7 @@ class Tool:
             timeout_s=timeout_s,
             wants_context=wants_context,
             parameters=parameters,
+            risk_from=risk_from,
         )
 
     def _schema(self) -> dict[str, Any]:

@@ -3,9 +3,10 @@ when to retrieve tools instead of offering them all. Stored with a run's setting
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic_core import PydanticCustomError
 
 from autonoma.tools.base import Risk
 
@@ -45,27 +46,76 @@ class WebSettings(BaseModel):
     max_links: int = Field(20, ge=0)  # links browse_website lists
 
 
+class McpToolSettings(BaseModel):
+    """The person's word on one tool of a server, above what the server's annotations say."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    risk: Risk | None = None  # None: from the tool's annotations, else the server's `risk`
+    enabled: bool = True  # False: never offered to the model
+
+
 class McpServer(BaseModel):
-    """One MCP server: a command to start (stdio) or a URL (streamable HTTP)."""
+    """One MCP server: a command to start (stdio) or a URL (streamable HTTP).
+
+    Also read in the form every MCP server's README shows (`command` as a string with
+    `args`, and a `type`), which `ToolSettings` takes under `mcpServers`."""
 
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field(pattern=r"^[A-Za-z][A-Za-z0-9_-]{0,31}$")  # prefix of its tools' names
-    command: list[str] | None = None
+    command: list[str] | None = None  # `{workspace}` in it becomes the run's workspace
     url: str | None = None
-    env: dict[str, str] = Field(default_factory=dict)
-    risk: Risk = Risk.EXECUTE  # what its tools may do, for approval
+    env: dict[str, str] = Field(default_factory=dict)  # `${VAR}`: autonoma's VAR, at start
+    headers: dict[str, str] = Field(default_factory=dict)  # of HTTP requests; `${VAR}` too
+    cwd: str | None = None  # of a stdio server; default: the run's workspace
+    # The risk of a tool whose annotations do not say (or when `annotations` is false)
+    risk: Risk = Risk.EXECUTE
+    # Take each tool's risk from its MCP annotations (readOnlyHint, destructiveHint,
+    # openWorldHint): they are the server's claims, so trust them only from a server you trust
+    annotations: bool = True
+    tools: dict[str, McpToolSettings] = Field(default_factory=dict)  # by the server's tool name
     timeout_s: float = Field(60, gt=0)  # one tool call, at most
     start_timeout_s: float = Field(30, gt=0)  # starting or reaching it and listing its tools
     # A server that cannot be started or reached stops the run with an McpError naming it;
     # an optional one is left out with a warning instead, and the run goes on without it.
     optional: bool = False
 
+    @model_validator(mode="before")
+    @classmethod
+    def _readme_form(cls, data: Any) -> Any:
+        """`command = "uvx"` with `args = [...]`, and `type`, as the servers' READMEs write."""
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        kind = data.pop("type", None)
+        if kind is not None and kind not in _TRANSPORTS:
+            raise PydanticCustomError(
+                "mcp_transport",
+                "type {kind} is not one autonoma speaks (stdio, or http for streamable HTTP)",
+                {"kind": repr(kind)},
+            )
+        command, args = data.get("command"), data.pop("args", None)
+        if isinstance(command, str):
+            command = [command]
+        if args is not None:
+            if command is None or not isinstance(args, list):
+                raise PydanticCustomError(
+                    "mcp_args", "args is a list of strings, given with a command", {}
+                )
+            command = [*command, *args]
+        if command is not None:
+            data["command"] = command
+        return data
+
     @model_validator(mode="after")
     def _one_transport(self) -> McpServer:
         if (self.command is None) == (self.url is None):
             raise ValueError(f"MCP server {self.name!r}: give either a command or a url")
         return self
+
+
+_TRANSPORTS = ("stdio", "http", "streamable-http", "streamable_http", "streamableHttp")
 
 
 class RetrievalSettings(BaseModel):
@@ -99,3 +149,31 @@ class ToolSettings(BaseModel):
     # The files in the workspace when a run starts (or resumes) are the person's, not
     # outside content: they no longer mark the run (files others change later still do).
     trust_workspace: bool = False
+
+    @model_validator(mode="before")
+    @classmethod
+    def _mcp_servers(cls, data: Any) -> Any:
+        """`mcpServers = {name: {command, args, env} or {url, headers}}`, the form MCP servers'
+        READMEs and desktop clients use, joins `mcp` (each server named by its key)."""
+        if not isinstance(data, dict) or "mcpServers" not in data:
+            return data
+        data = dict(data)
+        servers = data.pop("mcpServers")
+        if not isinstance(servers, dict):
+            raise PydanticCustomError("mcp_servers", "mcpServers is a table of servers by name", {})
+        listed = list(data.get("mcp") or [])
+        for name, server in servers.items():
+            if not isinstance(server, dict):
+                raise PydanticCustomError(
+                    "mcp_servers", "mcpServers.{name} is a table (command or url)", {"name": name}
+                )
+            try:
+                listed.append(McpServer.model_validate({"name": name, **server}))
+            except ValidationError as error:
+                first = error.errors()[0]
+                key = ".".join(str(part) for part in ("mcpServers", name, *first["loc"]))
+                raise PydanticCustomError(
+                    "mcp_servers", "{key}: {msg}", {"key": key, "msg": first["msg"]}
+                ) from None
+        data["mcp"] = listed
+        return data
