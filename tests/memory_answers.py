@@ -15,15 +15,21 @@ def _schema_properties(schema: dict[str, Any] | None) -> dict[str, Any]:
 
 
 def _files_check(prompt: str) -> dict[str, Any]:
-    """The check a goal implies at the least: the files its task and goals name exist (the
-    workspace holds a file, if they name none)."""
+    """The check a goal implies at the least: the files its task and goals name hold two
+    lines or more (a line of junk does not pass: the writer's probe sends such a check
+    back), or the workspace holds a file, if they name none."""
     asked = prompt.split("Now the agent's task:", 1)[-1].split("The workspace ", 1)[0]
     names = sorted(named_files([asked]))
     if not names:
         return {"goal": 0, "what": "the workspace holds a file", "kind": "code",
                 "code": "import os\nassert os.listdir('.'), 'the workspace is empty'"}  # fmt: skip
-    code = f"import os\nfor name in {names!r}:\n    assert os.path.isfile(name), name + ' missing'"
-    return {"goal": 1, "what": f"{', '.join(names)} exist", "kind": "code", "code": code}
+    code = (
+        f"for name in {names!r}:\n"
+        "    lines = [line for line in open(name).read().splitlines() if line.strip()]\n"
+        "    assert len(lines) >= 2, f'{name} holds {len(lines)} lines'"
+    )
+    return {"goal": 1, "what": f"{', '.join(names)} hold two lines or more", "kind": "code",
+            "code": code}  # fmt: skip
 
 
 def memory_answer(schema: dict[str, Any] | None, prompt: str, rating: int = 5) -> str | None:

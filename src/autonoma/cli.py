@@ -12,6 +12,7 @@ import traceback
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
+from importlib.metadata import version as package_version
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from autonoma.agent.outcome import RunOutcome
 from autonoma.agent.remote import check_placement
 from autonoma.agent.session import choose_embedder, create_run, identity_from_options, run_agent
 from autonoma.agent.settings import DEFAULT_MODEL, RunSettings
+from autonoma.cli_logging import own_logging
 from autonoma.cli_settings import (
     SAME_NAME,
     given,
@@ -66,6 +68,25 @@ app.add_typer(models_app, name="models")
 
 out = Console()
 err = Console(stderr=True)
+
+
+def show_version(asked: bool) -> None:
+    if asked:
+        print(f"autonoma {package_version('autonoma')}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def options(
+    verbose: bool = typer.Option(
+        False, "--verbose", "-v", help="show every library's log lines too (always in the log file)"
+    ),
+    version: bool = typer.Option(
+        False, "--version", callback=show_version, is_eager=True, help="print the version"
+    ),
+) -> None:
+    """autonoma: autonomous agents. Logs go to AUTONOMA_HOME/logs/autonoma.log."""
+    own_logging(verbose, err)
 
 
 @models_app.callback()
@@ -198,11 +219,14 @@ async def _start_and_drive(
     llm: Model,
     view_console: Console,
     begin: Callable[[], Awaitable[RunRecord]],
+    started: list[str],
 ) -> RunOutcome:
     """Make or load the run, then drive it, all in one event loop; the model is always
-    closed. The run's id is printed before the first step so a person can resume it."""
+    closed. The run's id is printed before the first step so a person can resume it (and
+    kept in `started` for the line printed when they stop it)."""
     try:
         record = await begin()
+        started.append(record.id)
         view_console.print(identity_panel(record))
         settings = RunSettings.stored(record.settings)
         embedder = None
@@ -229,10 +253,14 @@ def drive(
     begin: Callable[[], Awaitable[RunRecord]],
 ) -> None:
     view_console = err if as_json else out
+    started: list[str] = []
     try:
-        outcome = asyncio.run(_start_and_drive(store, llm, view_console, begin))
+        outcome = asyncio.run(_start_and_drive(store, llm, view_console, begin, started))
     except KeyboardInterrupt:
-        err.print("[yellow]stopped[/]; continue with: autonoma resume RUN_ID", highlight=False)
+        again = f"autonoma resume {started[0]}" if started else "autonoma runs, then resume"
+        err.print(f"[yellow]stopped[/]; continue with: {again}", highlight=False)
+        if as_json and started:
+            print(json.dumps({"run_id": started[0], "status": "stopped", "reason": "interrupted"}))
         raise typer.Exit(130) from None
     finish(outcome, as_json, view_console)
 
@@ -511,9 +539,21 @@ def resume(
     ray_address: str | None = typer.Option(
         None, "--ray-address", help="a run with --executor ray: join this cluster instead"
     ),
+    tool_settings: Path | None = typer.Option(
+        None,
+        "--tool-settings",
+        help="new tool settings for the run (a server that would not start, say), in place of "
+        "the stored ones",
+    ),
+    continuous: bool | None = typer.Option(
+        None,
+        "--continuous/--approve",
+        help="go on without asking (or ask again) for risky commands",
+        show_default=False,
+    ),
 ) -> None:
-    """Continue a run that was stopped, killed or ran out of budget (raise its limits with
-    the same options as run)."""
+    """Continue a run that was stopped, killed, failed or ran out of budget (raise its limits
+    with the same options as run, or mend its model or tool settings)."""
     store = RunStore.open_default()
     record = store.get_run(run_id)
     if record.status == "completed":
@@ -530,6 +570,12 @@ def resume(
         )
     if ray_address is not None:
         settings.ray_address = ray_address
+    if tool_settings is not None:
+        named = "groups" in read_settings_file(tool_settings, "the tool settings")
+        groups = None if named else ",".join(settings.tools.groups) or "none"
+        settings.tools = tool_settings_from(tool_settings, groups, [], False, False)
+    if continuous is not None:
+        settings.continuous = continuous
     check_placement(settings)
     store.set_settings(run_id, settings.model_dump())  # stored without the credential
     llm = load_model(settings.model)
@@ -736,6 +782,7 @@ def main() -> None:
         app()
     except AutonomaError as error:
         err.print(f"[red]error:[/] {redact(str(error))}", highlight=False)
+        json_failure(redact(str(error)))
         sys.exit(1)
     except KeyboardInterrupt:
         err.print("[yellow]interrupted[/]")
@@ -748,7 +795,15 @@ def main() -> None:
             f" (a bug in autonoma; the full traceback is in {where})",
             highlight=False,
         )
+        json_failure(f"unexpected {type(error).__name__}: {said}")
         sys.exit(1)
+
+
+def json_failure(reason: str) -> None:
+    """With --json, a script reads a status object on every end: this one when the command
+    failed before a run could report its own."""
+    if "--json" in sys.argv[1:] and sys.argv[1:2] in (["run"], ["resume"]):
+        print(json.dumps({"run_id": None, "status": "failed", "reason": reason}))
 
 
 def write_crash_report(error: BaseException) -> str:

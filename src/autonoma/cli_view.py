@@ -90,8 +90,21 @@ def step_figures(data: dict[str, Any]) -> str:
 
 
 def short(text: str, limit: int) -> str:
-    text = " ".join(neutralise(text).split())
+    """One line of at most `limit` characters: the text's lines joined with spaces, each
+    control character made visible (a line break is a break, not `\x0a`)."""
+    text = " ".join(" ".join(neutralise(line).split()) for line in text.splitlines())
+    text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def some_lines(text: str, lines: int, width: int = 160, indent: str = "") -> str:
+    """The text's first `lines` lines (blank ones dropped), each made safe and cut to
+    `width`, the others counted: a multi-line result (JSON, a git log, a file) as lines."""
+    kept = [line.rstrip() for line in text.splitlines() if line.strip()]
+    shown = [neutralise(line)[:width] for line in kept[:lines]]
+    if len(kept) > lines:
+        shown.append(f"… {len(kept) - lines} more lines")
+    return "\n".join(indent + line for line in shown).removeprefix(indent)
 
 
 def identity_panel(run: RunRecord) -> Panel:
@@ -208,7 +221,7 @@ class LiveView:
                 say(Text(line, style="yellow"))
             case StepResult(ok=ok, observation=observation):
                 mark, style = ("→", "green") if ok else ("✗", "red")
-                say(Text(f"  {mark} {short(observation, 300)}", style))
+                say(Text(f"  {mark} {some_lines(observation, 8, indent='    ')}", style))
             case Reflecting():
                 self._spin("reflecting on what the steps so far show…")
             case Reflected(reflections=reflections):
@@ -306,7 +319,8 @@ class ConsoleApprover:
         if request.reason:
             self.console.print(Text(f"  asked because {request.reason}", style="yellow"))
         answer = await asyncio.to_thread(
-            self.console.input, "[y]es / [n]o / y N (approve N in a row) / or type feedback: "
+            self.console.input,
+            Text("[y]es / [n]o / y N (approve N in a row) / or type feedback: "),
         )
         return parse_answer(answer)
 
@@ -320,7 +334,7 @@ class ConsoleApprover:
                 self.console.print(Text(f"       {neutralise(line)}", style="dim"))
         while True:
             answer = await asyncio.to_thread(
-                self.console.input, "use them? [y]es / [e]dit / [n]o checks: "
+                self.console.input, Text("use them? [y]es / [e]dit / [n]o checks: ")
             )
             choice = answer.strip().lower()
             if choice in ("", "y", "yes"):
@@ -421,7 +435,7 @@ def steps_table(steps: list[StepRecord]) -> Table:
             str(step.n),
             step.status,
             Text(short(command_line(step.command, step.arguments), 60)),
-            Text(short(step.observation or "", 80), style="green" if step.ok else "red"),
+            Text(some_lines(step.observation or "", 4, 80), style="green" if step.ok else "red"),
             f"{step.prompt_tokens} ({step.cached_tokens})",
             f"{step.prompt_seconds:.1f}+{step.generation_seconds:.1f}",
         )

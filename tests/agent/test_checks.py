@@ -205,6 +205,40 @@ async def test_a_check_that_cannot_fail_or_is_broken_is_sent_back(
 
 
 @needs_bwrap
+async def test_a_check_that_passes_on_a_wrong_file_is_sent_back(
+    runner: CheckRunner, workspace: Workspace
+) -> None:
+    """Each check runs on a copy of the workspace whose files to make hold junk, then the
+    words the check looks for quoted and run together ('red''green''blue', what the 1.5B
+    model appended one colour at a time in CI): a check passing either cannot tell a wrong
+    file from the right one. Inputs are there in the copy, so checks that read them work."""
+    exists = code("colors.txt is there", "import os\nassert os.path.exists('colors.txt')")
+    anything = code("colors.txt has text", "assert open('colors.txt').read().strip()")
+    anywhere = code(
+        "colors.txt names the colours",
+        "t = open('colors.txt').read()\nassert all(w in t for w in ['red', 'green', 'blue'])",
+    )
+    good = [
+        code("colors.txt holds the colours, one a line", "assert open('colors.txt').read().splitlines() == ['red', 'green', 'blue']"),
+        code("colors.txt holds the colours", "got = open('colors.txt').read().split()\nassert got == ['red', 'green', 'blue'], f'{got} in colors.txt'"),
+        code("first.txt holds the first name", "assert open('first.txt').read().strip() == open('names.txt').read().split()[0]"),
+    ]  # fmt: skip
+    model = ScriptedModel([{"checks": [exists, anything, anywhere, *good]}, {"checks": good}])
+    written = await CheckWriter(model, runner).write(
+        "Write red, green and blue, one per line, to colors.txt, and the first name of "
+        "names.txt to first.txt",
+        ["Write colors.txt", "Write first.txt"],
+        workspace,
+        SPENT(),
+    )
+    assert [c.what for c in written.checks] == [g["what"] for g in good]
+    assert len(written.discarded) == 3
+    assert "passes when colors.txt holds anything" in written.discarded[0]
+    assert "passes when colors.txt holds anything" in written.discarded[1]
+    assert "quoted and run together ('red''green''blue')" in written.discarded[2]
+
+
+@needs_bwrap
 async def test_a_check_of_the_inputs_alone_or_without_an_assert_is_sent_back(
     runner: CheckRunner, workspace: Workspace
 ) -> None:
@@ -222,7 +256,6 @@ async def test_a_check_of_the_inputs_alone_or_without_an_assert_is_sent_back(
     good = [
         code("count.txt holds the count", count + "assert open('count.txt').read().strip() == str(expected)"),
         code("count_lines in counter.py counts", "from counter import count_lines\nassert count_lines('names.txt') == 3"),
-        code("count.txt is there", "import os\nassert 'count.txt' in os.listdir('.')"),
     ]  # fmt: skip
     no_assert = code("count.txt is read", "n = int(open('count.txt').read())")
     model = ScriptedModel([{"checks": [inputs_only, no_assert, compared, *good]}, {"checks": good}])
@@ -236,7 +269,6 @@ async def test_a_check_of_the_inputs_alone_or_without_an_assert_is_sent_back(
     assert [c.what for c in written.checks] == [
         "count.txt holds the count",
         "count_lines in counter.py counts",
-        "count.txt is there",
     ]
     assert len(written.discarded) == 3
     assert "asserts nothing" in written.discarded[1]

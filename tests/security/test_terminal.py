@@ -6,16 +6,18 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+import pytest
 from rich.console import Console
 
+from autonoma.agent.approval import ApprovalRequest
 from autonoma.agent.session import create_run, run_agent
 from autonoma.agent.settings import RunSettings
 from autonoma.agent.wiring import default_tools
-from autonoma.cli_view import LiveView, run_report
+from autonoma.cli_view import ConsoleApprover, LiveView, run_report
 from autonoma.llm import ScriptedModel
 from autonoma.runtime.store import RunStore
 from autonoma.testing import act
-from autonoma.tools import ToolResult, tool
+from autonoma.tools import Risk, ToolResult, tool
 from tests.agent.helpers import IDENTITY
 
 HOSTILE = "done\x1b[2J\x1b[H\x1b]0;owned\x07\rfake: all good\x1b[8mhidden\u202egnp.exe"
@@ -44,3 +46,40 @@ async def test_escapes_from_a_tool_are_shown_not_obeyed(tmp_path: Path) -> None:
     for raw in ("\x1b", "\x07", "\r", "\u202e"):
         assert raw not in shown
     assert "\\x1b[2J" in shown and "\\u202e" in shown  # visible instead
+
+
+@tool()
+def git_log() -> ToolResult:
+    """Show a log."""
+    lines = [
+        f"commit {n:040x}\nAuthor: T <t@example.org>\n\n    change {n}\x1b[31m" for n in range(5)
+    ]
+    return ToolResult(True, "\n".join(lines), untrusted=True)
+
+
+async def test_a_multi_line_result_is_shown_as_lines_each_made_safe(tmp_path: Path) -> None:
+    screen = io.StringIO()
+    console = Console(file=screen, force_terminal=False, width=200, color_system=None)
+    model = ScriptedModel([act("git_log"), act("task_complete", reason="logged")])
+    store = RunStore(tmp_path / "runs.db")
+    settings = RunSettings(checks=False, model="scripted", continuous=True, memory=False)
+    run, _ = await create_run(
+        store, model, "Log", settings, workspace=tmp_path / "ws", identity=IDENTITY
+    )
+    tools = default_tools()
+    tools.add(git_log)
+    await run_agent(store, model, run, tools=tools, listeners=[LiveView(console)])
+    shown = screen.getvalue()
+    assert "\\x0a" not in shown and "\x1b" not in shown
+    assert f"  → commit {0:040x}\n    Author: T <t@example.org>\n        change 0\\x1b[31m\n" in shown
+    assert "… 7 more lines" in shown  # 15 lines, 8 shown
+
+
+async def test_the_approval_prompt_shows_its_choices(monkeypatch: pytest.MonkeyPatch) -> None:
+    screen = io.StringIO()
+    console = Console(file=screen, force_terminal=False, width=200, color_system=None)
+    monkeypatch.setattr("builtins.input", lambda prompt="": "n")
+    request = ApprovalRequest(1, "write_file", {"path": "a.txt"}, Risk.WRITE, "")
+    decision = await ConsoleApprover(console)(request)
+    assert decision.kind == "no"
+    assert "[y]es / [n]o / y N (approve N in a row)" in screen.getvalue()

@@ -634,3 +634,31 @@ def test_registry_rejects_duplicate_names() -> None:
         registry.add(impostor)
     assert registry.get("read_file") is read_file
     assert len(registry) == 1
+
+
+async def test_listings_leave_out_version_control_environments_and_ignored_files(
+    ctx: ToolContext, ws: Workspace
+) -> None:
+    for name, text in {
+        ".git/objects/ab/cdef": "blob",
+        ".git/hooks/pre-commit": "#!/bin/sh",
+        ".venv/lib/site.py": "x = 1",
+        "src/__pycache__/m.cpython-311.pyc": "",
+        "build/out.o": "",
+        "logs/run.log": "",
+        "keep.log": "",
+        ".gitignore": "build/\n*.log\n!keep.log\n",
+        "src/m.py": "x = 1",
+        "notes.txt": "n",
+    }.items():
+        path = ws.root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    assert ws.visible_files() == [".gitignore", "keep.log", "notes.txt", "src/m.py"]
+    listed = await list_files.run(ctx, {"directory": "."})
+    assert listed.output.splitlines()[:4] == ws.visible_files()
+    assert "[6 files in .git, .venv and the like, or ignored by .gitignore]" in listed.output
+    read = await read_file.run(ctx, {"path": ".git/hooks/pre-commit"})  # still reachable
+    assert read.ok and "#!/bin/sh" in read.output
+    (ws.root / ".gitignore").write_text("[")  # a pattern git would refuse: nothing ignored
+    assert "build/out.o" in ws.visible_files() and ".venv/lib/site.py" not in ws.visible_files()

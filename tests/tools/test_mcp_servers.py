@@ -112,6 +112,7 @@ def test_a_continuous_run_keeps_reading_after_outside_content_and_is_refused_a_r
     assert result.returncode == 0, result.stderr
     assert "Traceback" not in result.stderr
     outcome = json.loads(result.stdout)
+    assert outcome["files"] == ["notes.txt", "status.txt"]  # not the repository's insides
     steps = json.loads(cli(home, "show", outcome["run_id"], "--json").stdout)["steps"]
     status, log, clock, reset, write = steps[:5]
     assert status["status"] == "done" and "notes.txt" in status["observation"]  # cwd: workspace
@@ -224,3 +225,52 @@ def test_argument_notes_are_cut_whole() -> None:
     assert argument_notes(schema).startswith(" Arguments: a «x")
     assert "b «" not in argument_notes(schema)
     assert argument_notes({"properties": {}}) == ""
+
+
+def test_a_server_that_fails_to_start_ends_the_run_failed_and_resume_mends_it(
+    home: Path, server: FakeOpenAI, tmp_path: Path
+) -> None:
+    server.responder = scripted(
+        [
+            act("time__get_current_time", timezone="Asia/Tokyo"),
+            act("write_file", path="tokyo.txt", text="the time in Tokyo"),
+            act("task_complete", reason="written"),
+        ]
+    )
+    broken = settings_file(
+        tmp_path, {"time": {"command": sys.executable, "args": ["-c", "print('banner')"]}}
+    )
+    result = cli(
+        home,
+        "run",
+        "Write the time in Tokyo to tokyo.txt",
+        "--model",
+        spec(server),
+        "--tool-settings",
+        str(broken),
+        "--continuous",
+        "--no-checks",
+        "--json",
+        timeout=120,
+    )
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    ended = json.loads(result.stdout)  # a script has a status to read
+    assert ended["status"] == "failed" and "MCP server 'time' is unavailable" in ended["reason"]
+    assert "text that is not MCP on its stdout ('banner')" in ended["reason"]
+    listed = json.loads(cli(home, "runs", "--json").stdout)
+    assert [(r["id"], r["status"]) for r in listed] == [(ended["run_id"], "failed")]
+    banner_first = "print('hello from a banner'); import runpy; runpy.run_module('mcp_server_time', run_name='__main__')"
+    mended = settings_file(
+        tmp_path, {"time": {"command": sys.executable, "args": ["-c", banner_first]}}
+    )
+    again = cli(
+        home, "resume", ended["run_id"], "--tool-settings", str(mended), "--json", timeout=120
+    )
+    assert again.returncode == 0, again.stderr
+    assert "Traceback" not in again.stderr and "hello from a banner" not in again.stderr
+    assert "hello from a banner" in (home / "logs" / "autonoma.log").read_text()  # in the log
+    assert json.loads(again.stdout)["status"] == "completed"
+    stored = json.loads(cli(home, "show", ended["run_id"], "--json").stdout)
+    assert (
+        stored["steps"][0]["status"] == "done" and "Asia/Tokyo" in stored["steps"][0]["observation"]
+    )

@@ -17,6 +17,7 @@ import ast
 import asyncio
 import hashlib
 import re
+import tempfile
 from collections.abc import Container, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
@@ -159,7 +160,14 @@ class CheckRunner:
             self._seen[key] = await self._run(check)
         return self._seen[key]
 
-    async def _run(self, check: Check) -> CheckResult:
+    async def passes_with(self, check: Check, files: dict[str, str]) -> bool:
+        """Whether the check passes on a copy of the workspace's small files with `files`
+        (path -> text) written over them: a probe of what the check accepts."""
+        with tempfile.TemporaryDirectory(prefix="autonoma-probe-") as root:
+            await asyncio.to_thread(_probe_copy, self.workspace, Path(root), files)
+            return (await self._run(check, Path(root))).passed
+
+    async def _run(self, check: Check, root: Path | None = None) -> CheckResult:
         inside = self.sandbox.isolated
         start = START_INSIDE if inside else str(self.start)
         binds = [(self.start, START_INSIDE)] if inside and self.start.is_dir() else []
@@ -167,7 +175,7 @@ class CheckRunner:
         try:
             result = await self.sandbox.run(
                 [self.sandbox.python, "-I", "-c", HARNESS],
-                workspace=self.workspace.root,
+                workspace=root or self.workspace.root,
                 stdin=check.code,
                 writable=False,
                 env={"AUTONOMA_START": start, "AUTONOMA_NEWLINE_TOLERANT": tolerant},
@@ -188,6 +196,32 @@ class CheckRunner:
 
     async def run_all(self, checks: Sequence[Check]) -> list[CheckResult]:
         return [await self.run(c) for c in checks if c.kind == "code"]
+
+
+PROBE_FILES = 500  # a workspace larger than this is probed with the files a check names
+PROBE_BYTES = 20_000_000
+
+
+def _probe_copy(workspace: Workspace, root: Path, files: dict[str, str]) -> None:
+    """The workspace's files (or, past PROBE_FILES or PROBE_BYTES, none) copied under
+    `root`, then `files` written over them."""
+    copied, total = 0, 0
+    for entry in workspace.walk():
+        st = entry.stat
+        if st is None or copied >= PROBE_FILES or total + st.st_size > PROBE_BYTES:
+            continue
+        try:
+            data = workspace.read(entry.path, PROBE_BYTES).data
+        except (OSError, WorkspaceError):
+            continue
+        target = root / entry.path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+        copied, total = copied + 1, total + len(data)
+    for name, text in files.items():
+        target = root / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
 
 
 # a check about line endings themselves is run as written (check_harness.py)
@@ -354,6 +388,7 @@ class CheckWriter:
                 problem = problem or _reads_no_result(check, [task, *goals], workspace)
                 problem = problem or _before_of_the_new(check, workspace)
                 problem = problem or await self._fails_for_nothing(check)
+                problem = problem or await self._passes_on_junk(check, [task, *goals], workspace)
             if problem:
                 problems.append(f"the check {check.what!r} {problem}")
             elif check not in kept:
@@ -400,6 +435,70 @@ class CheckWriter:
         if _error_name(result.output) not in MEANINGFUL_FAILURES:
             return f"is broken: before any work it fails with {result.output}"
         return ""
+
+    async def _passes_on_junk(
+        self, check: Check, texts: Sequence[str], workspace: Workspace
+    ) -> str:
+        """A check must fail when the files the work makes hold the wrong thing: a line of
+        junk (a check of existence or of any content passes it), and the words the check
+        looks for, quoted and run together (a check that finds them anywhere passes it: in
+        CI the 1.5B model appended 'red', 'green' and 'blue' one by one, quotes and all,
+        and a one-per-line goal was checked done)."""
+        assert self.runner is not None
+        made = [
+            d.name
+            for d in deliverables(workspace, [*texts, check.what])
+            if d.lines is None and _mentions(check.code, d.name)
+        ]
+        if not made:
+            return ""
+        junk = "not the result\n"
+        if await self.runner.passes_with(check, dict.fromkeys(made, junk)):
+            return (
+                f"passes when {made[0]} holds anything (it passed with {junk.strip()!r} in "
+                "it): check the content the goal asks for, not only that the file is there"
+            )
+        sought = _sought(check.code, made)
+        soup = "".join(f"'{word}'" for word in sought)
+        if sought and await self.runner.passes_with(check, dict.fromkeys(made, soup)):
+            return (
+                f"passes when {made[0]} holds only the words it looks for, quoted and run "
+                f"together ({soup[:80]}), so it cannot tell the layout the goal asks for: "
+                "compare the file's lines or words with the whole expected list"
+            )
+        return ""
+
+
+_NOT_SOUGHT = {"utf-8", "utf8", "ascii", "latin-1"}
+
+
+def _sought(code: str, files: Sequence[str]) -> list[str]:
+    """The words a check's code looks for: its string constants that hold a letter or digit,
+    save the files it names, encodings, and what only its messages say."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return []
+    said: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assert) and node.msg is not None:
+            said.update(id(n) for n in ast.walk(node.msg))
+        elif isinstance(node, ast.JoinedStr):
+            said.update(id(n) for n in ast.walk(node))
+    sought: list[str] = []
+    for node in ast.walk(tree):
+        if id(node) in said or not isinstance(node, ast.Constant):
+            continue
+        value = node.value
+        if (
+            isinstance(value, str)
+            and sum(ch.isalnum() for ch in value) >= 2
+            and value.lower() not in _NOT_SOUGHT
+            and not any(name in value or value in name for name in files)
+            and value not in sought
+        ):
+            sought.append(value)
+    return sought[:20]
 
 
 def _reads_no_result(check: Check, texts: Sequence[str], workspace: Workspace) -> str:

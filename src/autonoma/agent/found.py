@@ -20,7 +20,7 @@ def file_heads(
     """The workspace's first `most` files (of `names`, if the caller has listed them), each
     with its first lines, indented, and how many lines it has in all when not all are shown."""
     shown = []
-    for name in (workspace.files() if names is None else names)[:most]:
+    for name in (workspace.visible_files() if names is None else names)[:most]:
         try:
             found = workspace.read(name, READ_BYTES)
         except (OSError, WorkspaceError):
@@ -39,7 +39,7 @@ def file_heads(
 def found_at_start(workspace: Workspace, *, budget: int = 2400) -> str:
     """The files as the run found them, whole where they are short, inside `budget`
     characters; "" for an empty workspace."""
-    names = workspace.files()  # one walk, for the heads and the count
+    names = workspace.visible_files()  # one walk, for the heads and the count
     heads = file_heads(workspace, most=10, lines=15, names=names)
     kept, used = [], 0
     for head in heads:

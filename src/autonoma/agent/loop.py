@@ -428,7 +428,7 @@ class RunLoop:
             await self.emit(run_id, RunFinished(status=status, reason=reason, **ended))
         budget.tick()
         return RunOutcome(
-            run_id, status, reason, str(workspace.root), workspace.files(), budget.spent
+            run_id, status, reason, str(workspace.root), workspace.visible_files(), budget.spent
         )
 
     async def _accept_with(
@@ -760,7 +760,7 @@ class RunLoop:
         steps: list[StepRecord],
         spent: BudgetSpent,
     ) -> str:
-        files = workspace.files()
+        files = workspace.visible_files()
         found = self._found_at_start(run)
         listing = ", ".join(files[:20]) + (
             f" and {len(files) - 20} more" if len(files) > 20 else ""

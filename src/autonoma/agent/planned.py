@@ -148,7 +148,9 @@ class PlannedRun:
             await self.emit(run_id, RunFinished(status=status, reason=reason))
         final = await asyncio.to_thread(self.store.get_run, run_id)
         total = await asyncio.to_thread(self.store.total_spent, final)
-        return RunOutcome(run_id, status, reason, str(workspace.root), workspace.files(), total)
+        return RunOutcome(
+            run_id, status, reason, str(workspace.root), workspace.visible_files(), total
+        )
 
     async def _graph(
         self, run: RunRecord, identity: AgentIdentity, workspace: Workspace, own: BudgetSpent
@@ -165,7 +167,7 @@ class PlannedRun:
                 who=f"{identity.name}, {identity.role}",
                 goals=identity.goals,
                 tools=self.tool_names,
-                files=workspace.files(),
+                files=workspace.visible_files(),
             )
         finally:
             await asyncio.to_thread(self.store.save_spent, run.id, own)
@@ -341,7 +343,7 @@ class _TaskWork:
             self.own,
             who=self._who,
             tools=self.runner.tool_names,
-            files=self.workspace.files(),
+            files=self.workspace.visible_files(),
         )
         for task in creation.added:
             self.schedule.add(self._job(task))
@@ -384,7 +386,7 @@ class _TaskWork:
                 who=self._who,
                 goals=self.identity.goals,
                 tools=self.runner.tool_names,
-                files=self.workspace.files(),
+                files=self.workspace.visible_files(),
             )
         except PlanInvalid as invalid:
             await self.runner.emit(self.run.id, ReplanFailed(problems=invalid.problems))

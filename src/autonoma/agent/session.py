@@ -27,7 +27,7 @@ from autonoma.agent.wiring import (
     tool_notices,
     tool_services,
 )
-from autonoma.errors import ConfigError
+from autonoma.errors import AutonomaError, ConfigError
 from autonoma.llm import Model
 from autonoma.llm.base import SIDE_LANE
 from autonoma.memory.agent_memory import AgentMemory
@@ -42,7 +42,7 @@ from autonoma.planning.dedup import Deduplicator
 from autonoma.planning.replan import Replanner
 from autonoma.planning.tot import ToTDecomposer
 from autonoma.runtime.budget import BudgetLimits, BudgetSpent
-from autonoma.runtime.events import Notice
+from autonoma.runtime.events import Notice, RunFinished
 from autonoma.runtime.lease import driving
 from autonoma.runtime.sink import EventListener, emit
 from autonoma.runtime.store import RunRecord, RunStore, default_home, new_run_id
@@ -170,9 +170,26 @@ async def _run_leased(
         return await _run_with(
             store, model, run, settings, approver, listeners, tools, embedder, sandbox, extra_tools
         )
+    except AutonomaError as error:  # it could not start or go on (an MCP server, the model)
+        return await _ended_failed(store, run, listeners, f"{error} (the run can be resumed)")
+    except Exception as error:  # a bug: the run is not left `running`, and the error goes on
+        said = f"unexpected {type(error).__name__}: {str(error)[:300]} (the run can be resumed)"
+        await _ended_failed(store, run, listeners, said)
+        raise
     finally:
         if embedder is not None and not settings.memory:
             await embedder.aclose()  # with memory on, run_memory closes it
+
+
+async def _ended_failed(
+    store: RunStore, run: RunRecord, listeners: list[EventListener] | None, reason: str
+) -> RunOutcome:
+    """A run that stopped on an error before its loop could end it: stored as failed, with
+    the reason, so it is neither left `running` nor lost (resume takes it up again)."""
+    current = await asyncio.to_thread(store.get_run, run.id)
+    await asyncio.to_thread(store.set_status, run.id, "failed", reason, current.spent)
+    await emit(store, listeners or [], run.id, RunFinished(status="failed", reason=reason))
+    return RunOutcome(run.id, "failed", reason, run.workspace, [], current.spent)
 
 
 async def _run_with(

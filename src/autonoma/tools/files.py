@@ -9,6 +9,7 @@ from typing import Annotated
 from pydantic import Field
 
 from autonoma.tools.base import Risk, Tool, ToolContext, ToolResult, tool
+from autonoma.tools.listing import visible
 from autonoma.tools.workspace import WorkspaceError
 
 MAX_READ_BYTES = 200_000
@@ -106,14 +107,18 @@ def list_files(context: ToolContext, directory: str = ".") -> ToolResult:
         found = context.workspace.listing(directory)
     except (FileNotFoundError, NotADirectoryError):
         raise NotADirectoryError(f"{directory} is not a directory in the workspace") from None
-    names = found.files
+    names = visible(context.workspace, found.files)
+    hidden = len(found.files) - len(names)
+    unlisted = f"\n[{hidden} files in .git, .venv and the like, or ignored by .gitignore]"
     if not names:
-        return ToolResult(True, f"no files in {directory}")
+        return ToolResult(True, f"no files in {directory}" + (unlisted if hidden else ""))
     shown = names[:MAX_LISTED]
     more = ""
     if len(names) > MAX_LISTED or found.cut:
         counted = f"{len(names) - MAX_LISTED}" if not found.cut else "many"
         more = f"\n[{counted} more not shown]"
+    if hidden:
+        more += unlisted
     # a name the run did not give can carry words meant for the model as well as a text can
     others = context.own is not None and bool(context.own.named(shown))
     return ToolResult(True, "\n".join(shown) + more, untrusted=others)

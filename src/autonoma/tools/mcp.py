@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import hashlib
 import json
 import logging
@@ -83,6 +84,29 @@ except ImportError as _missing:  # pragma: no cover - the core install has no mc
     ) from _missing
 
 log = logging.getLogger("autonoma.tools.mcp")
+
+# The lines a stdio server wrote on stdout that are not MCP, per connection: the SDK logs
+# each (with a traceback) from a reader task that inherits the connection's context.
+_NOT_MCP: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
+    "autonoma_mcp_not_mcp", default=None
+)
+_INPUT_VALUE = re.compile(r"input_value=(.*?), input_type=")
+
+
+class _NotMcpLines(logging.Filter):
+    """Notes each stdout line the SDK could not parse against the connection that read it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        seen = _NOT_MCP.get()
+        if seen is not None and record.getMessage().startswith("Failed to parse JSONRPC"):
+            error = record.exc_info[1] if record.exc_info else None
+            found = _INPUT_VALUE.search(str(error)) if error is not None else None
+            if len(seen) < 3:
+                seen.append(clean_text(found.group(1) if found else "?", 80))
+        return True
+
+
+logging.getLogger("mcp.client.stdio").addFilter(_NotMcpLines())
 
 DESCRIPTION_CHARS = 300  # a tool's description, as the model sees it
 ARGUMENT_CHARS = 120  # an argument's description
@@ -365,6 +389,7 @@ class _Connection:
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._stderr: IO[str] | None = None
+        self._not_mcp: list[str] = []  # stdout lines that were not MCP
 
     def _target(self) -> Transport | str:
         server = self.server
@@ -419,11 +444,18 @@ class _Connection:
             raise
 
     def _said(self) -> str:
+        junk = (
+            f"; it wrote text that is not MCP on its stdout ({', '.join(self._not_mcp)}): "
+            "a banner or log line there breaks the protocol"
+            if self._not_mcp
+            else ""
+        )
         tail = self.stderr_tail()
-        return f"; its stderr ends: {tail}" if tail else ""
+        return junk + (f"; its stderr ends: {tail}" if tail else "")
 
     async def _hold(self, listed: asyncio.Future[list[mcp_types.Tool]]) -> None:
         name = self.server.name
+        _NOT_MCP.set(self._not_mcp)  # this task's own context: its readers inherit it
         try:
             target = self._target()
             async with Client(
@@ -661,7 +693,10 @@ class McpTools:
         for connection, outcome in zip(connections, outcomes, strict=True):
             if isinstance(outcome, BaseException):
                 if isinstance(outcome, McpError) and connection.server.optional:
-                    self.skipped.append(f"{outcome} (left out: the server is optional)")
+                    self.skipped.append(
+                        f"MCP server {outcome.server!r} is unavailable: {outcome.cause}; it is "
+                        "optional, so the run goes on without it"
+                    )
                     log.warning("%s", self.skipped[-1])
                 elif failure is None:
                     failure = outcome

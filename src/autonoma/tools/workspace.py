@@ -28,6 +28,7 @@ import platformdirs
 
 from autonoma.errors import AutonomaError
 from autonoma.runtime.store import default_home
+from autonoma.tools.listing import visible
 
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC  # non-blocking: a FIFO cannot hold us
@@ -379,6 +380,11 @@ class Workspace:
             return self.listing().files
         except (OSError, WorkspaceError):
             return []
+
+    def visible_files(self) -> list[str]:
+        """The files a listing shows a person or the model: `files()` without the insides of
+        .git, .venv, node_modules and the like, nor what .gitignore ignores (listing.py)."""
+        return visible(self, self.files())
 
     def not_a_file(self, path: str) -> Exception:
         """The error for a path that is not a file here, naming the files it may have meant.
