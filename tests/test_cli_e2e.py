@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -138,3 +141,48 @@ def test_the_default_model_carries_out_a_planned_goal(tmp_path: Path) -> None:
     workspace = Path(outcome["workspace"])
     assert workspace.joinpath("numbers.txt").read_text().split() == ["1", "2", "3", "4", "5"]
     assert workspace.joinpath("colors.txt").read_text().split() == ["red", "green", "blue"]
+
+
+def test_the_default_model_writes_the_time_in_a_city_with_the_time_server(
+    tmp_path: Path,
+) -> None:
+    # The MCP face end to end: the real time server from PyPI, configured as its README shows,
+    # the real model choosing its tool. Which steps it takes is the model's; what must hold is
+    # an honest end: the tool was offered read-only and reached, and a run that says it is
+    # completed left the city's time (as the server gives it) in the file.
+    home = tmp_path / "home"
+    tools = tmp_path / "tools.json"
+    tools.write_text(
+        json.dumps(
+            {"mcpServers": {"time": {"command": sys.executable, "args": ["-m", "mcp_server_time"]}}}
+        )
+    )
+    result = autonoma(
+        home,
+        "run",
+        "Write the current time in Tokyo (HH:MM, 24-hour) to tokyo.txt",
+        "--tool-settings",
+        str(tools),
+        "--tools",
+        "none",
+        "--continuous",
+        "--max-steps",
+        "8",
+        "--seed",
+        "0",
+        "--json",
+        timeout=1200,
+    )
+    assert "Traceback (most recent call last):\n" not in result.stderr
+    outcome = json.loads(result.stdout)
+    shown = show(home, outcome["run_id"])
+    trail = [(s["command"], s["arguments"], (s["observation"] or "")[:120]) for s in shown["steps"]]
+    asked = [s for s in shown["steps"] if s["command"].startswith("time__")]
+    assert asked, trail  # the model used the server rather than guessing
+    if outcome["status"] != "completed":
+        assert outcome["reason"], trail
+        return
+    written = Path(outcome["workspace"], "tokyo.txt").read_text()
+    now = datetime.now(ZoneInfo("Asia/Tokyo"))
+    near = {(now + timedelta(minutes=d)).strftime("%H:%M") for d in range(-10, 2)}
+    assert any(t in written for t in near), (written, trail)

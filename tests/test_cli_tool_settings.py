@@ -74,7 +74,7 @@ def test_unsafe_code_is_recorded_and_shown_in_red(tmp_path: Path) -> None:
             [
                 {
                     **act("x"),
-                    "command": {"name": "execute_shell", "args": {"command": "echo hi > hi.txt"}},
+                    "command": {"name": "execute_shell", "args": {"command": "printf 'hi\\nthere\\n' > hi.txt"}},
                 },
                 act("task_complete", reason="said hi"),
             ]
@@ -86,7 +86,7 @@ def test_unsafe_code_is_recorded_and_shown_in_red(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert "WARNING: code runs WITHOUT a sandbox" in result.stderr
     outcome = json.loads(result.stdout)
-    assert Path(outcome["workspace"], "hi.txt").read_text() == "hi\n"
+    assert Path(outcome["workspace"], "hi.txt").read_text() == "hi\nthere\n"
     shown = cli(home, "show", outcome["run_id"])
     assert "code ran WITHOUT a sandbox (--unsafe-code)" in shown.stdout
     stored = json.loads(cli(home, "show", outcome["run_id"], "--json").stdout)

@@ -262,6 +262,13 @@ def drive(
         if as_json and started:
             print(json.dumps({"run_id": started[0], "status": "stopped", "reason": "interrupted"}))
         raise typer.Exit(130) from None
+    except AutonomaError as error:  # the run could not start or go on; it is stored as failed
+        said = redact(str(error))
+        err.print(f"[red]error:[/] {said}", highlight=False)
+        if as_json:
+            run_id = started[0] if started else None
+            print(json.dumps({"run_id": run_id, "status": "failed", "reason": said}))
+        raise typer.Exit(1) from None
     finish(outcome, as_json, view_console)
 
 

@@ -78,6 +78,9 @@ async def test_a_server_that_cannot_start_stops_the_run_naming_it(tmp_path: Path
     with pytest.raises(McpError, match="MCP server 'ghost' is unavailable"):
         await run_agent(store, model, run)
     assert store.steps(run.id) == []
+    stored = store.get_run(run.id)  # not left `running`: failed, saying why, resumable
+    assert stored.status == "failed" and "'ghost' is unavailable" in stored.reason
+    assert store.events(run.id)[-1].kind == "run_finished"
 
 
 async def test_an_optional_server_that_fails_is_left_out_with_a_notice(tmp_path: Path) -> None:

@@ -170,10 +170,11 @@ async def _run_leased(
         return await _run_with(
             store, model, run, settings, approver, listeners, tools, embedder, sandbox, extra_tools
         )
-    except AutonomaError as error:  # it could not start or go on (an MCP server, the model)
-        return await _ended_failed(store, run, listeners, f"{error} (the run can be resumed)")
-    except Exception as error:  # a bug: the run is not left `running`, and the error goes on
-        said = f"unexpected {type(error).__name__}: {str(error)[:300]} (the run can be resumed)"
+    except Exception as error:  # it could not start or go on: not left `running`; raised on
+        if isinstance(error, AutonomaError):  # an MCP server, the model, the settings
+            said = f"{error} (the run can be resumed)"
+        else:  # a bug
+            said = f"unexpected {type(error).__name__}: {str(error)[:300]} (the run can be resumed)"
         await _ended_failed(store, run, listeners, said)
         raise
     finally:
@@ -183,13 +184,12 @@ async def _run_leased(
 
 async def _ended_failed(
     store: RunStore, run: RunRecord, listeners: list[EventListener] | None, reason: str
-) -> RunOutcome:
-    """A run that stopped on an error before its loop could end it: stored as failed, with
+) -> None:
+    """A run that stopped on an error its loop did not end it with: stored as failed, with
     the reason, so it is neither left `running` nor lost (resume takes it up again)."""
     current = await asyncio.to_thread(store.get_run, run.id)
     await asyncio.to_thread(store.set_status, run.id, "failed", reason, current.spent)
     await emit(store, listeners or [], run.id, RunFinished(status="failed", reason=reason))
-    return RunOutcome(run.id, "failed", reason, run.workspace, [], current.spent)
 
 
 async def _run_with(
