@@ -73,6 +73,27 @@ def test_bad_settings_are_one_line(
     assert re.search(said, error), error
 
 
+@pytest.mark.parametrize(
+    ("options", "said"),
+    [
+        (["--planner", "tot"], "--planner is for a planned run: add --strategy plan"),
+        (["--create-tasks"], "--create-tasks is for a planned run"),
+        (["--strategy", "plan", "--tot-rate", "vote"], "for the ToT planner: add --planner tot"),
+        (["--strategy", "plan", "--pddl-domain", "blocks"], "add --planner pddl"),
+        (["--trials", "2"], "--trials counts the trials of --self-reflect"),
+        (["--memory-of", "x", "--no-memory"], "which --no-memory turns off"),
+        (["--tools", "none,web"], "--tools none means no groups: give it alone"),
+        (["--goal", "a"] * 6, "at most five goals: --goal was given 6 times"),
+    ],
+)
+def test_options_that_would_do_nothing_are_refused_with_the_reason(
+    home: Path, options: list[str], said: str
+) -> None:
+    result = cli(home, "run", "x", "--model", "openai:m@http://127.0.0.1:9/v1", *options)
+    assert result.returncode in (1, 2) and said in one_line_error(result), result.stderr
+    assert not (home / "runs.db").exists() or "x" not in cli(home, "runs").stdout
+
+
 def test_a_newer_shape_is_refused_and_the_oldest_is_migrated() -> None:
     with pytest.raises(ValueError, match="newer autonoma"):
         migrate({"version": SETTINGS_VERSION + 1})

@@ -35,6 +35,7 @@ from autonoma.cli_settings import (
     read_settings_file,
     run_settings,
     tool_settings_from,
+    unused_options,
 )
 from autonoma.cli_tools import tools_command
 from autonoma.cli_view import (
@@ -504,9 +505,14 @@ def run(
         if option in chosen
     }
     if memory_of is not None:
+        if not (memory if "memory" in chosen else base.get("memory", True)):
+            raise typer.BadParameter(unused_options(RunSettings(memory=False), {"memory_of"}))
         options["memory_agent"] = memory_owner(store, memory_of)
         chosen.add("memory_agent")
     settings = run_settings(base, settings_file, options, chosen, tool_config)
+    unused = unused_options(settings, chosen)
+    if unused:
+        raise typer.BadParameter(unused)
     check_placement(settings)  # an unreachable Ray cluster fails here, before the run exists
     identity = identity_from_options(goal, name, role, goals)
     view_console = err if as_json else out

@@ -99,7 +99,10 @@ def tool_settings_from(
             said = one_line(error, base_path, prefix="tools", listed_in="docs/tools.md")
         raise typer.BadParameter(said) from None
     if groups is not None:
-        chosen = [g.strip() for g in groups.split(",") if g.strip() and g.strip() != "none"]
+        named = [g.strip() for g in groups.split(",") if g.strip()]
+        if "none" in named and len(named) > 1:
+            raise typer.BadParameter("--tools none means no groups: give it alone")
+        chosen = [g for g in named if g != "none"]
         unknown = [g for g in chosen if g not in TOOL_GROUPS]
         if unknown:
             raise typer.BadParameter(
@@ -140,3 +143,25 @@ def one_line(
     if first["type"] == "extra_forbidden":
         return f"{where} is not a setting ({listed_in} lists them)"
     return f"{where}: {first['msg']}"
+
+
+# options that only a planned run reads
+PLAN_ONLY = ("planner", "tot_rate", "tot_search", "pddl_domain", "create_tasks", "concurrency",
+             "task_steps", "replans")  # fmt: skip
+
+
+def unused_options(settings: RunSettings, chosen: AbstractSet[str]) -> str:
+    """Why an option given would do nothing with the others (one line), or "": an option
+    silently ignored is a setting the person thinks they made."""
+    plan_only = [name for name in PLAN_ONLY if name in chosen]
+    if plan_only and settings.strategy != "plan":
+        return f"--{plan_only[0].replace('_', '-')} is for a planned run: add --strategy plan"
+    if "pddl_domain" in chosen and settings.planner != "pddl":
+        return "--pddl-domain is for the PDDL planner: add --planner pddl"
+    if ("tot_rate" in chosen or "tot_search" in chosen) and settings.planner != "tot":
+        return "--tot-rate and --tot-search are for the ToT planner: add --planner tot"
+    if "trials" in chosen and not settings.self_reflect:
+        return "--trials counts the trials of --self-reflect: add --self-reflect"
+    if "memory_of" in chosen and not settings.memory:
+        return "--memory-of continues an earlier run's memory, which --no-memory turns off"
+    return ""

@@ -14,7 +14,7 @@ from autonoma.agent.action import action_schema, parse_action
 from autonoma.agent.approval import ApprovalRequest, Decision, RefuseWithoutTerminal
 from autonoma.agent.identity import generate_identity
 from autonoma.agent.loop import LoopConfig, RunLoop
-from autonoma.agent.session import create_run, run_agent
+from autonoma.agent.session import create_run, identity_from_options, run_agent
 from autonoma.agent.settings import RunSettings
 from autonoma.agent.wiring import default_tools, run_tools
 from autonoma.errors import ConfigError, ModelUnavailable
@@ -441,6 +441,16 @@ async def test_a_short_task_is_its_own_one_goal_in_the_persons_words() -> None:
     assert (
         made.identity.name == "PoemCounterGPT" and made.identity.role == "an AI that counts lines"
     )
+
+
+async def test_a_long_tasks_goals_keep_its_file_names_and_quotes_as_written() -> None:
+    split = {"name": "TimeGPT", "description": "an AI that tells the time",
+             "goals": ["Find the current time in Tokyo", "Write it to Tokyo.TXT with 'As Of'"]}  # fmt: skip
+    task = "Find the time in Tokyo and write it to tokyo.txt, after the words 'as of'. " * 5
+    made = await generate_identity(ScriptedModel([split]), task, default_tools())
+    assert made.identity.goals[1] == "Write it to tokyo.txt with 'as of'"
+    with pytest.raises(ConfigError, match="at most five goals: --goal was given 6 times"):
+        identity_from_options("x", None, None, [f"goal {n}" for n in range(6)])
 
 
 async def test_an_unusable_identity_answer_falls_back_to_the_goal() -> None:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
+from autonoma.agent.completion import named_files
 from autonoma.errors import ModelRefused, OutputInvalid
 from autonoma.llm import Model
 from autonoma.templating import render
@@ -57,6 +59,25 @@ class GeneratedIdentity:
     cost_usd: float = 0.0
 
 
+_QUOTED = re.compile(r"\"([^\"\n]{1,80})\"|'([^'\n]{1,80})'|`([^`\n]{1,80})`")
+
+
+def as_the_person_wrote(goal: str, written: str) -> str:
+    """`written` (a goal the model wrote) with the file names and quoted strings of the
+    person's `goal` spelled as the person spelled them: the 1.5B model turned `tokyo.txt`
+    into `Tokyo.txt`, and the completion check then refused the right file."""
+    exact = set(named_files([goal]))
+    exact |= {next(part for part in found if part) for found in _QUOTED.findall(goal)}
+    for word in sorted(exact, key=len, reverse=True):
+        # a function, so a backslash in the word is not read as a group reference
+        written = re.sub(re.escape(word), _literally(word), written, flags=re.IGNORECASE)
+    return written
+
+
+def _literally(word: str) -> Callable[[re.Match[str]], str]:
+    return lambda _match: word
+
+
 async def generate_identity(
     model: Model, goal: str, tools: ToolRegistry, *, seed: int | None = None
 ) -> GeneratedIdentity:
@@ -84,6 +105,7 @@ async def generate_identity(
     goals = [g.strip()[:300] for g in draft.goals if g.strip()] or [goal[:300]]
     if len(goal.strip()) <= ONE_GOAL_CHARS:
         goals = [goal.strip()]
+    goals = [as_the_person_wrote(goal, g) for g in goals]
     return GeneratedIdentity(
         AgentIdentity(name=_clean_name(draft.name), role=draft.description.strip(), goals=goals),
         None,

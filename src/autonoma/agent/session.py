@@ -116,6 +116,8 @@ def identity_from_options(
     """The person's own identity, if they gave any part of one (the rest is filled in)."""
     if name is None and role is None and not goals:
         return None
+    if len(goals) > 5:
+        raise ConfigError(f"at most five goals: --goal was given {len(goals)} times")
     values: dict[str, Any] = {
         "name": name or "AutonomaGPT",
         "role": role or "an autonomous agent that pursues the goal it is given",
