@@ -74,7 +74,10 @@ def test_unsafe_code_is_recorded_and_shown_in_red(tmp_path: Path) -> None:
             [
                 {
                     **act("x"),
-                    "command": {"name": "execute_shell", "args": {"command": "printf 'hi\\nthere\\n' > hi.txt"}},
+                    "command": {
+                        "name": "execute_shell",
+                        "args": {"command": "printf 'hi\\nthere\\n' > hi.txt"},
+                    },
                 },
                 act("task_complete", reason="said hi"),
             ]

@@ -29,6 +29,7 @@ from autonoma.agent.remote import check_placement
 from autonoma.agent.session import choose_embedder, create_run, identity_from_options, run_agent
 from autonoma.agent.settings import DEFAULT_MODEL, RunSettings
 from autonoma.cli_logging import own_logging
+from autonoma.cli_runs import runs_app
 from autonoma.cli_settings import (
     SAME_NAME,
     given,
@@ -45,7 +46,6 @@ from autonoma.cli_view import (
     identity_panel,
     reflections_view,
     run_report,
-    runs_table,
     task_report,
 )
 from autonoma.errors import AutonomaError, ConfigError
@@ -66,6 +66,7 @@ from autonoma.tools.settings import TOOL_GROUPS
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="autonoma: autonomous agents")
 models_app = typer.Typer(help="List and fetch embedded models.", invoke_without_command=True)
 app.add_typer(models_app, name="models")
+app.add_typer(runs_app, name="runs")
 
 out = Console()
 err = Console(stderr=True)
@@ -142,8 +143,11 @@ def fetch_progress(name: str, size: int) -> Iterator[Any]:
 
 
 @models_app.command("pull")
-def models_pull(name: str = typer.Argument(..., help="a registry model name")) -> None:
+def models_pull(
+    name: str = typer.Argument(..., help="a registry model, by name or spec (`autonoma models`)"),
+) -> None:
     """Fetch a model into the cache (once), checking its SHA-256."""
+    name = name.removeprefix("local:")  # the spec `autonoma models` shows names it too
     model = lookup(name)
     store = ModelStore()
     if store.is_cached(name) or store.verify(name):
@@ -597,20 +601,6 @@ def resume(
         return await asyncio.to_thread(store.get_run, run_id)
 
     drive(store, llm, as_json, begin)
-
-
-@app.command()
-def runs(
-    limit: int = typer.Option(50, "--limit", min=1, help="how many, newest first"),
-    as_json: bool = typer.Option(False, "--json", help="print JSON instead of a table"),
-) -> None:
-    """List stored runs, newest first."""
-    store = RunStore.open_default()
-    records = store.list_runs(limit)
-    if as_json:
-        print(json.dumps([r.model_dump() for r in records], indent=2))
-    else:
-        out.print(runs_table(records, [store.total_spent(r) for r in records]))
 
 
 @app.command()

@@ -7,6 +7,7 @@ control characters, so nothing the model writes can restyle or hide what is show
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any, assert_never
 
 import click
@@ -372,17 +373,23 @@ def parse_answer(answer: str) -> Decision:
     return Decision(kind="feedback", feedback=text)
 
 
-def runs_table(runs: list[RunRecord], totals: list[BudgetSpent]) -> Table:
-    """The runs with what each spent, its tasks' runs included."""
+def runs_table(
+    runs: list[RunRecord], totals: list[BudgetSpent], driven: list[bool | None] | None = None
+) -> Table:
+    """The runs with what each spent, its tasks' runs included; a `running` run whose driver
+    is gone (`driven` False) says so."""
     table = Table(title="runs")
-    for column in ("id", "agent", "status", "steps", "tokens", "goal"):
+    for column in ("id", "started", "agent", "model", "status", "steps", "tokens", "goal"):
         table.add_column(column)
-    for run, spent in zip(runs, totals, strict=True):
+    for run, spent, live in zip(runs, totals, driven or [None] * len(runs), strict=True):
         style = STATUS_STYLE.get(run.status, "")
+        status = run.status if live is not False else "running, no driver: resume it"
         table.add_row(
             run.id,
+            time.strftime("%Y-%m-%d %H:%M", time.localtime(run.created_at)),
             Text(neutralise(run.identity.get("name", ""))),
-            Text(run.status, style=style),
+            Text(short(run.model, 30)),
+            Text(status, style=style if live is not False else "yellow"),
             str(spent.steps),
             str(spent.tokens),
             Text(short(run.goal, 60)),

@@ -71,7 +71,9 @@ async def test_a_multi_line_result_is_shown_as_lines_each_made_safe(tmp_path: Pa
     await run_agent(store, model, run, tools=tools, listeners=[LiveView(console)])
     shown = screen.getvalue()
     assert "\\x0a" not in shown and "\x1b" not in shown
-    assert f"  → commit {0:040x}\n    Author: T <t@example.org>\n        change 0\\x1b[31m\n" in shown
+    assert (
+        f"  → commit {0:040x}\n    Author: T <t@example.org>\n        change 0\\x1b[31m\n" in shown
+    )
     assert "… 7 more lines" in shown  # 15 lines, 8 shown
 
 

@@ -13,6 +13,7 @@ import secrets
 import sqlite3
 import time
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -337,6 +338,30 @@ class RunStore:
                 (limit,),
             ).fetchall()
         return [_run(r) for r in rows]
+
+    def delete_run(self, run_id: str) -> list[RunRecord]:
+        """Remove a run and every run serving it (tasks, sub-agents, theirs), with their
+        steps, events, tasks and leases, in one transaction; the runs removed, the run first.
+        Workspaces and kept file versions are the caller's to remove (cli_runs.py)."""
+        gone = [self.get_run(run_id)]
+        for run in gone:  # grows as each run's children are found
+            gone.extend(self.children(run.id))
+        ids = [(run.id,) for run in gone]
+        with self._tx() as db:
+            for table in ("steps", "events", "tasks", "leases"):
+                db.executemany(f"DELETE FROM {table} WHERE run_id = ?", ids)
+            db.executemany("DELETE FROM runs WHERE id = ?", ids)
+        return gone
+
+    def runs_before(self, before: float, statuses: AbstractSet[str]) -> list[RunRecord]:
+        """The runs a person started before `before` (seconds since the epoch) whose status is
+        one of `statuses`, oldest first."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT * FROM runs WHERE parent_id IS NULL AND created_at < ? ORDER BY created_at",
+                (before,),
+            ).fetchall()
+        return [run for run in map(_run, rows) if run.status in statuses]
 
     def total_spent(self, run: RunRecord) -> BudgetSpent:
         """What a run and every run serving it (tasks, sub-agents, theirs) spent; the time is
