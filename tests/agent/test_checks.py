@@ -498,3 +498,30 @@ async def test_a_check_comparing_values_that_are_never_equal_is_found_broken(
     assert (await runner.run(same_kinds)).broken == ""
     assert (await runner.run(in_a_function)).broken == "line 3 compares a text with a list"
     assert (await runner.run(a_set)).broken == ""  # kinds it does not judge: it stays, failing
+
+
+@needs_bwrap
+async def test_a_check_that_writes_is_sent_back(runner: CheckRunner, workspace: Workspace) -> None:
+    """The workspace is read-only to a check: one that writes fails whatever the work does
+    (the 1.5B writer's check of the time in Tokyo wrote the time it computed into tokyo.txt)."""
+    writes = code(
+        "tokyo.txt holds the time",
+        "import os\nassert os.path.exists('tokyo.txt')\nopen('tokyo.txt', 'w').write('12:00')",
+    )
+    removes = code(
+        "first.txt is read", "import os\nassert open('first.txt').read()\nos.remove('first.txt')"
+    )
+    reads = code(
+        "first.txt holds the first name, spaces aside",
+        "got = open('first.txt').read().replace(' ', '')\nassert got.strip() == 'bob', got",
+    )
+    model = ScriptedModel([{"checks": [writes, removes, reads]}, {"checks": [reads]}])
+    written = await CheckWriter(model, runner).write(
+        "Write the first name to first.txt and the time in Tokyo to tokyo.txt",
+        ["Write first.txt", "Write tokyo.txt"],
+        workspace,
+        SPENT(),
+    )
+    assert [c.what for c in written.checks] == [reads["what"]]
+    assert "writes 'tokyo.txt', but a check only reads" in written.discarded[0]
+    assert "writes through os.remove('first.txt')" in written.discarded[1]

@@ -421,6 +421,12 @@ class CheckWriter:
             return f"is not valid Python: {error.msg} (line {error.lineno})"
         if not _asserts(check.code):
             return "asserts nothing, so it checks only that its files can be read: add an assert"
+        written = _writes(check.code)
+        if written:
+            return (
+                f"writes {written}, but a check only reads: the workspace is read-only to it, "
+                "so it fails whatever the work does; read the file and assert what it holds"
+            )
         return ""
 
     async def _fails_for_nothing(self, check: Check) -> str:
@@ -563,6 +569,33 @@ def _before_of_the_new(check: Check, workspace: Workspace) -> str:
         f"reads before({new[0]!r}), but {new[0]} is not in the workspace before the work: "
         "before() is for files the work changes; read what it makes with open()"
     )
+
+
+_WRITING_METHODS = {"write_text", "write_bytes", "unlink", "mkdir", "touch"}  # of a Path
+_WRITING_FUNCTIONS = {"remove", "unlink", "rename", "replace", "makedirs", "mkdir", "rmtree"}
+
+
+def _writes(code: str) -> str:
+    """What a check's program writes or removes (a file opened to write, a path written,
+    os.remove...), as it names it; "" if it only reads. The 1.5B writer's check of the time
+    in Tokyo wrote the time it computed into tokyo.txt."""
+    for node in ast.walk(ast.parse(code)):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+        if name == "open":
+            modes = [*node.args[1:2], *(k.value for k in node.keywords if k.arg == "mode")]
+            for mode in modes:
+                if isinstance(mode, ast.Constant) and set(str(mode.value)) & set("wax+"):
+                    return ast.unparse(node.args[0]) if node.args else "a file"
+        elif isinstance(func, ast.Attribute) and (
+            name in _WRITING_METHODS
+            or (name in _WRITING_FUNCTIONS and isinstance(func.value, ast.Name)
+                and func.value.id in ("os", "shutil"))
+        ):  # fmt: skip
+            return f"through {ast.unparse(node)}"
+    return ""
 
 
 def _said(what: str) -> str:
