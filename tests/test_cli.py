@@ -376,3 +376,23 @@ def test_a_claim_the_checks_keep_refusing_ends_incomplete_with_exit_4(
     shown = cli(home, "show", outcome["run_id"])
     assert "acceptance checks" in shown.stdout and "the workspace is empty" in shown.stdout
     assert "incomplete" in shown.stdout
+
+
+def test_a_cost_limit_without_a_price_is_said_and_a_price_can_be_given(
+    home: Path, server: FakeOpenAI
+) -> None:
+    server.responder = scripted(
+        [act("write_file", path="haiku.txt", text=HAIKU), act("task_complete", reason="done")]
+    )
+    unpriced = cli(home, "run", "Write a haiku", "--model", spec(server), "--budget-usd", "1",
+                   "--continuous", "--no-checks", "--json")  # fmt: skip
+    assert unpriced.returncode == 0, unpriced.stderr
+    assert "no price is known" in " ".join(unpriced.stderr.split())
+    assert json.loads(unpriced.stdout)["totals"]["usd"] == 0
+    priced = cli(home, "run", "Write a haiku", "--model", f"{spec(server)}?price_in=1000&price_out=2000",
+                 "--budget-usd", "1", "--continuous", "--no-checks", "--json")  # fmt: skip
+    assert priced.returncode == 0, priced.stderr
+    assert "no price is known" not in " ".join(priced.stderr.split())
+    assert json.loads(priced.stdout)["totals"]["usd"] > 0
+    half = cli(home, "run", "x", "--model", f"{spec(server)}?price_in=1")
+    assert "give both price_in and price_out" in one_line_error(half)

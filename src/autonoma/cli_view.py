@@ -148,6 +148,8 @@ class LiveView:
                 say(Text(f"WARNING: {message}", "bold red"))
             case Notice(kind="code_refused", message=message):
                 say(Text(f"no code execution: {message}", "yellow"))
+            case Notice(kind="price_unknown", message=message):
+                say(Text(f"WARNING: {message}", "yellow"))
             case Notice(message=message):  # mcp_skipped
                 say(Text(f"MCP: {short(message, 300)}", "yellow"))
             case MonitorDetected(detection=detection, evidence=evidence):

@@ -225,6 +225,29 @@ async def test_the_time_limit_stops_the_run(store: RunStore, tmp_path: Path) -> 
     assert outcome.spent.seconds >= 0.2
 
 
+class HungModel(ScriptedModel):
+    """Answers its first request, then hangs as a dead server would."""
+
+    async def _complete(self, request: CompletionRequest) -> Any:
+        if self.requests:
+            await asyncio.sleep(3600)
+        return await super()._complete(request)
+
+
+async def test_the_time_limit_cuts_a_hung_model_call(store: RunStore, tmp_path: Path) -> None:
+    model = HungModel([act("list_files", directory=".")])
+    began = time.monotonic()
+    run, outcome = await start(
+        store, model, tmp_path, limits=BudgetLimits(max_steps=None, max_seconds=1.5)
+    )
+    assert time.monotonic() - began < 30  # not the hour the call would take
+    assert outcome.status == "budget_exhausted", outcome.reason
+    assert "time limit reached" in outcome.reason and "a step was cut" in outcome.reason
+    steps = store.steps(run.id)
+    assert [s.status for s in steps] == ["done"]  # the hung call made no step
+    assert store.get_run(run.id).status == "budget_exhausted"
+
+
 async def test_approval_feedback_becomes_the_next_observation(
     store: RunStore, tmp_path: Path
 ) -> None:

@@ -355,53 +355,69 @@ class RunLoop:
         status: RunStatus = "running"
         reason = ""
         refused = 0  # claims of completion the checks turned down since this start
+        # the time limit bounds a step in progress too: a hung model call or a slow tool
+        # is cut at the limit, and the run ends budget_exhausted, not minutes later
+        limit = asyncio.timeout_at(self._deadline(budget.limits, clock_base))
         try:
-            self._hint = await self._tool_hint(run, spent, remembered.hint)
-            await self._accept_with(run, identity, workspace, spent, remembered, fresh=not every)
-            while status == "running":
-                spent.seconds = clock_base + time.monotonic() - clock_start
-                why = budget.exhausted() or (within and within.begin_step())
-                if why:
-                    status, reason = "budget_exhausted", why
-                    break
-                try:
-                    self._checks_now, self._checks_pass = await self._checks_status(steps)
-                    await self._report_left_out(run_id)
-                    step, result = await self._step(
-                        run, identity, workspace, context, steps, spent, remembered
-                    )
-                finally:
-                    if within is not None:
-                        within.end_step()
-                steps.append(step)
-                changed = await asyncio.to_thread(journal.record, step.n)
-                self._adopt(step, changed, context.own)
-                if changed:
-                    described = [c.describe() for c in changed[:50]]
-                    await self.emit(run_id, WorkspaceChanged(changes=described), step.n)
-                choice = None
-                if monitor is not None:
-                    choice = await self._watch(
-                        monitor, run, identity, steps, workspace, budget, spent, remembered
-                    )
-                refused += step.command == "task_complete" and not step.ok
-                if result is not None and result.final:
-                    status, reason = "completed", step.arguments.get("reason", "")
-                elif await self._done_by_checks(run, step, workspace, spent):
-                    status = "completed"
-                    reason = f"every acceptance check passes after step {step.n}: the work is done"
-                elif step.command == "task_complete" and refused >= self.config.max_claims:
-                    status = "incomplete"
-                    why = self._refusal or step.observation
-                    reason = f"task_complete was refused {refused} times; the last check: {why}"
-                elif choice is not None and choice.course == "new_trial":
-                    await self._new_trial(
-                        run, identity, workspace, steps, spent, remembered, choice.why
-                    )
-                    monitor = Monitor(self.config.monitor, after=step.n)
-                elif choice is not None and choice.course == "replan":
-                    status, reason = "failed", f"the plan is off: {self._lessons[-1]}"
-                    await self.emit(run_id, ReplanAsked(lesson=self._lessons[-1]), step.n)
+            async with limit:
+                self._hint = await self._tool_hint(run, spent, remembered.hint)
+                await self._accept_with(
+                    run, identity, workspace, spent, remembered, fresh=not every
+                )
+                while status == "running":
+                    spent.seconds = clock_base + time.monotonic() - clock_start
+                    why = budget.exhausted() or (within and within.begin_step())
+                    if why:
+                        status, reason = "budget_exhausted", why
+                        break
+                    try:
+                        self._checks_now, self._checks_pass = await self._checks_status(steps)
+                        await self._report_left_out(run_id)
+                        step, result = await self._step(
+                            run, identity, workspace, context, steps, spent, remembered
+                        )
+                    finally:
+                        if within is not None:
+                            within.end_step()
+                    steps.append(step)
+                    changed = await asyncio.to_thread(journal.record, step.n)
+                    self._adopt(step, changed, context.own)
+                    if changed:
+                        described = [c.describe() for c in changed[:50]]
+                        await self.emit(run_id, WorkspaceChanged(changes=described), step.n)
+                    choice = None
+                    if monitor is not None:
+                        choice = await self._watch(
+                            monitor, run, identity, steps, workspace, budget, spent, remembered
+                        )
+                    refused += step.command == "task_complete" and not step.ok
+                    if result is not None and result.final:
+                        status, reason = "completed", step.arguments.get("reason", "")
+                    elif await self._done_by_checks(run, step, workspace, spent):
+                        status = "completed"
+                        reason = (
+                            f"every acceptance check passes after step {step.n}: the work is done"
+                        )
+                    elif step.command == "task_complete" and refused >= self.config.max_claims:
+                        status = "incomplete"
+                        why = self._refusal or step.observation
+                        reason = f"task_complete was refused {refused} times; the last check: {why}"
+                    elif choice is not None and choice.course == "new_trial":
+                        await self._new_trial(
+                            run, identity, workspace, steps, spent, remembered, choice.why
+                        )
+                        monitor = Monitor(self.config.monitor, after=step.n)
+                    elif choice is not None and choice.course == "replan":
+                        status, reason = "failed", f"the plan is off: {self._lessons[-1]}"
+                        await self.emit(run_id, ReplanAsked(lesson=self._lessons[-1]), step.n)
+            await self._save_the_rest(run_id, steps, spent, remembered, status)
+        except TimeoutError:
+            if not limit.expired():
+                raise
+            spent.seconds = clock_base + time.monotonic() - clock_start
+            status = "budget_exhausted"
+            reason = (budget.exhausted() or "time limit reached") + " (a step was cut)"
+            await self._close_interrupted(run_id, await asyncio.to_thread(self.store.steps, run_id))
             await self._save_the_rest(run_id, steps, spent, remembered, status)
         except asyncio.CancelledError:
             status, reason = "stopped", "stopped by the person; resume with autonoma resume"
@@ -563,6 +579,14 @@ class RunLoop:
             return await self._acceptance.verdict()
         except Exception:  # a run's end is recorded whatever the checks do
             return None
+
+    @staticmethod
+    def _deadline(limits: BudgetLimits, clock_base: float) -> float | None:
+        """When the run's time limit falls, on the event loop's clock (None: no limit)."""
+        if limits.max_seconds is None:
+            return None
+        left = max(0.0, limits.max_seconds - clock_base)
+        return float(asyncio.get_running_loop().time() + left)
 
     async def _close_interrupted(self, run_id: str, steps: list[StepRecord]) -> None:
         for step in steps:

@@ -217,6 +217,13 @@ async def _run_with(
         services = tool_services(settings, sandbox)
         notices = tool_notices(settings, sandbox) if tools is None else []
         notices += [Notice(kind="mcp_skipped", message=what) for what in skipped]
+        if settings.limits.max_usd is not None and not getattr(model, "price_known", True):
+            said = (
+                f"--budget-usd is set, but no price is known for {model.name}: its cost counts "
+                "as $0 and the limit never stops the run; give prices in the spec "
+                "(?price_in=USD&price_out=USD per million tokens)"
+            )
+            notices.append(Notice(kind="price_unknown", message=said))
         for notice in notices:
             await emit(store, listeners or [], run.id, notice)
         retrieval = settings.tools.retrieval

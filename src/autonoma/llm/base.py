@@ -130,7 +130,9 @@ class Model(ABC):
         self.model_id = model_id
         self.settings = settings or LLMSettings()
         self.capabilities = capabilities or Capabilities()
-        self.price = price or find_price(model_id, self.settings.prices) or FREE
+        known = price or find_price(model_id, self.settings.prices)
+        self.price = known or FREE
+        self.price_known = known is not None  # False: its cost counts $0 for want of a price
 
     @property
     def context_window(self) -> int:

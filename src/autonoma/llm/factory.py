@@ -7,6 +7,7 @@ from pathlib import Path
 from autonoma.llm.base import Capabilities, Model
 from autonoma.llm.embedded import EmbeddedModel
 from autonoma.llm.openai_compat import OpenAICompatModel
+from autonoma.llm.pricing import Price
 from autonoma.llm.ratelimit import RateLimiter
 from autonoma.llm.registry import ModelStore, Progress, lookup
 from autonoma.llm.settings import LLMSettings
@@ -50,6 +51,11 @@ def open_model(
         json_schema=opts.get("structured", "json_schema") == "json_schema",
         native_tools=opts.get("tools", "native") == "native",
     )
+    price = (
+        Price(input_per_mtok=float(opts["price_in"]), output_per_mtok=float(opts["price_out"]))
+        if "price_in" in opts
+        else None
+    )
     return OpenAICompatModel(
         parsed.target,
         base_url=parsed.base_url,
@@ -57,4 +63,5 @@ def open_model(
         capabilities=capabilities,
         limiter=limiter,
         name=redact(str(parsed)),
+        price=price,
     )

@@ -28,8 +28,14 @@ Provider = Literal["local", "openai"]
 
 _OPTIONS: dict[str, dict[str, tuple[str, ...] | None]] = {
     "local": {"context": None, "slots": None, "threads": None},
-    "openai": {"structured": ("json_schema", "text"), "tools": ("native", "schema")},
+    "openai": {
+        "structured": ("json_schema", "text"),
+        "tools": ("native", "schema"),
+        "price_in": None,  # USD per million prompt tokens (a model the price table lacks)
+        "price_out": None,  # USD per million answer tokens
+    },
 }
+_PRICE_OPTIONS = {"price_in", "price_out"}
 _INT_OPTIONS = {"context", "slots", "threads"}
 
 
@@ -38,7 +44,8 @@ def _valid_forms() -> str:
     return (
         f"valid specs: {names}, local:/path/to/model.gguf, openai:MODEL "
         "(uses OPENAI_BASE_URL / OPENAI_API_KEY), openai:MODEL@http://HOST:PORT/v1; "
-        "options after '?', e.g. local:smollm2-135m?slots=2"
+        "options after '?', e.g. local:smollm2-135m?slots=2, "
+        "openai:MODEL@URL?price_in=0.2&price_out=0.6 (USD per million tokens)"
     )
 
 
@@ -60,6 +67,13 @@ class ModelSpec:
         if self.options:
             text += "?" + "&".join(f"{k}={v}" for k, v in self.options.items())
         return text
+
+
+def _is_price(value: str) -> bool:
+    try:
+        return 0 <= float(value) < 1e6
+    except ValueError:
+        return False
 
 
 def parse_model_spec(spec: str) -> ModelSpec:
@@ -84,6 +98,12 @@ def parse_model_spec(spec: str) -> ModelSpec:
             )
         if key in _INT_OPTIONS and not (value.isdigit() and int(value) > 0):
             raise ModelSpecError(f"bad model spec {spec!r}: {key} must be a positive integer")
+        if key in _PRICE_OPTIONS and not _is_price(value):
+            raise ModelSpecError(
+                f"bad model spec {spec!r}: {key} is USD per million tokens, such as 0.15"
+            )
+    if ("price_in" in options) != ("price_out" in options):
+        raise ModelSpecError(f"bad model spec {spec!r}: give both price_in and price_out")
     if provider == "local":
         if not body:
             raise ModelSpecError(f"bad model spec {spec!r}: no model named. {_valid_forms()}")

@@ -49,7 +49,7 @@ class RunFinished(_Event):
 class Notice(_Event):
     """What a person must know about the run's tools before it starts."""
 
-    kind: Literal["code_refused", "code_unsafe", "mcp_skipped"]
+    kind: Literal["code_refused", "code_unsafe", "mcp_skipped", "price_unknown"]
     message: str
 
 
