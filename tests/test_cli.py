@@ -144,11 +144,13 @@ def test_a_budget_stop_exits_3_and_resume_can_raise_the_limit(
     assert outcome["status"] == "budget_exhausted"
     assert outcome["reason"] == "step limit reached (2 of 2 steps)"
 
+    more = cli(home, "resume", outcome["run_id"], "--max-steps", "1", "--json")  # one more
+    assert json.loads(more.stdout)["reason"] == "step limit reached (3 of 3 steps)"
     server.responder = scripted([act("task_complete", reason="finished after all")])
     resumed = cli(home, "resume", outcome["run_id"], "--max-steps", "5", "--json")
     assert resumed.returncode == 0, resumed.stderr
     after = json.loads(resumed.stdout)
-    assert after["status"] == "completed" and after["totals"]["steps"] == 3
+    assert after["status"] == "completed" and after["totals"]["steps"] == 4
     again = cli(home, "resume", outcome["run_id"])
     assert again.returncode == 1 and "already completed" in again.stderr
 

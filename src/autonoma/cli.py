@@ -546,11 +546,17 @@ def memory_owner(store: RunStore, run_id: str | None) -> str | None:
 def resume(
     run_id: str = typer.Argument(..., help="the run to continue (autonoma runs lists them)"),
     model: str | None = typer.Option(None, "--model", "-m", help="use another model spec"),
-    max_steps: int | None = typer.Option(None, "--max-steps", min=1, help="a new step limit"),
-    max_tokens: int | None = typer.Option(None, "--max-tokens", min=1, help="a new token limit"),
-    budget_usd: float | None = typer.Option(None, "--budget-usd", min=0, help="a new cost limit"),
+    max_steps: int | None = typer.Option(
+        None, "--max-steps", min=1, help="this many more steps than the run has taken"
+    ),
+    max_tokens: int | None = typer.Option(
+        None, "--max-tokens", min=1, help="this many more tokens than it has spent"
+    ),
+    budget_usd: float | None = typer.Option(
+        None, "--budget-usd", min=0, help="this much more USD than it has spent"
+    ),
     max_minutes: float | None = typer.Option(
-        None, "--max-minutes", min=0.01, help="a new wall-time limit"
+        None, "--max-minutes", min=0.01, help="this many more minutes than it has run"
     ),
     as_json: bool = typer.Option(False, "--json", help="print only a JSON result on stdout"),
     ray_address: str | None = typer.Option(
@@ -577,7 +583,14 @@ def resume(
         raise AutonomaError(f"run {run_id} is already completed; start a new one with run")
     ensure_free(store, run_id)  # said before its settings are touched
     settings = RunSettings.stored(record.settings)
-    settings.limits = limits_from(max_steps, max_tokens, budget_usd, max_minutes, settings.limits)
+    spent = store.total_spent(record)  # resume's limits are more on top of what is spent
+    settings.limits = limits_from(
+        max_steps and spent.steps + max_steps,
+        max_tokens and spent.tokens + max_tokens,
+        budget_usd if budget_usd is None else spent.usd + budget_usd,
+        max_minutes and spent.seconds / 60 + max_minutes,
+        settings.limits,
+    )
     if model is not None:
         settings.model = model
     elif HIDDEN in settings.model:
