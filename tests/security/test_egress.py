@@ -292,7 +292,7 @@ def test_the_refusal_names_the_address_and_how_to_allow_it() -> None:
     text = str(error)
     assert "intranet.example (10.0.0.7)" in text
     assert "private address" in text
-    assert '"10.0.0.7" or "intranet.example"' in text and "ToolSettings.web.allow" in text
+    assert '"10.0.0.7" or "intranet.example"' in text and "--allow-host" in text
 
 
 @pytest.mark.parametrize(

@@ -545,3 +545,17 @@ async def test_https_connects_to_the_checked_address_and_verifies_the_name(
     assert not by_address.ok and "CERTIFICATE_VERIFY_FAILED" in by_address.output
     assert "IP address mismatch" in by_address.output
     assert not untrusted_ca.ok and "CERTIFICATE_VERIFY_FAILED" in untrusted_ca.output
+
+
+async def test_a_refusal_of_the_address_asked_for_is_not_outside_content(
+    tmp_path: Path, server: WebServer
+) -> None:
+    """Nothing was fetched: later writes must not wait for a person on its account. A
+    refusal met on a redirect quotes where the server sent it, so it still marks the run."""
+    guarded = context(tmp_path, allow=[])  # 127.0.0.1 refused
+    asked = await http_request.run(guarded, {"method": "GET", "url": server.url("/anything")})
+    assert not asked.ok and "EgressRefused" in asked.output and not asked.untrusted
+    assert "--allow-host" in asked.output
+    sent = server.redirect("/away", "http://10.0.0.7/secret")
+    redirected = await http_request.run(context(tmp_path), {"method": "GET", "url": sent})
+    assert not redirected.ok and "10.0.0.7" in redirected.output and redirected.untrusted

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from typing import Annotated, Any, Literal, Protocol, runtime_checkable
-from urllib.parse import urldefrag, urljoin
+from urllib.parse import urldefrag, urljoin, urlsplit
 
 import httpx2
 from pydantic import BaseModel, Field
@@ -228,10 +228,17 @@ async def fetch(
     )
 
 
-def _failure(error: Exception) -> ToolResult:
-    """A failed fetch as the model sees it. Untrusted: the message may quote what a server
-    sent (a redirect's target, a protocol error)."""
-    return ToolResult(False, f"error: {type(error).__name__}: {error}", untrusted=True)
+def _failure(error: Exception, asked: str = "") -> ToolResult:
+    """A failed fetch as the model sees it. Untrusted, since the message may quote what a
+    server sent (a redirect's target, a protocol error), unless it is the guard refusing the
+    very address asked for (`asked`, the URL the model gave): nothing was fetched then, and
+    later writes must not wait for a person on its account."""
+    said = f"error: {type(error).__name__}: {error}"
+    if isinstance(error, EgressRefused) and asked:
+        host = (urlsplit(asked).hostname or "").lower()
+        if host and host in (error.host.lower(), error.address.lower()):
+            return ToolResult(False, said)
+    return ToolResult(False, said, untrusted=True)
 
 
 # -- search --------------------------------------------------------------------------------
@@ -611,7 +618,7 @@ async def browse_website(context: ToolContext, url: str, question: Question) -> 
             raise FetchFailed(f"{page.url} answered HTTP {page.status} {page.reason}")
         text, links, total_links = await asyncio.to_thread(page_text, page, settings.max_links)
     except (FetchFailed, EgressRefused) as error:
-        return _failure(error)
+        return _failure(error, url)
     notes = []
     if page.redirects:
         notes.append(f"redirected to {page.url}")
@@ -687,7 +694,7 @@ async def http_request(
     try:
         page = await fetch(guard, method, url, headers=headers, body=body.encode() or None)
     except (FetchFailed, EgressRefused) as error:
-        return _failure(error)
+        return _failure(error, url)
     lines = [f"HTTP {page.status} {page.reason}".rstrip()]
     if page.redirects:
         lines[0] += f" from {page.url} (redirected from {page.redirects[0]})"
