@@ -72,7 +72,8 @@ class EgressRefused(AutonomaError):
         names = f'"{address}"' if host == address else f'"{address}" or "{host}"'
         super().__init__(
             f"refused to connect to {shown}: {why}. If it is meant to be reachable, the "
-            f"person can allow {names} (--allow-host, or web.allow in the tool settings)."
+            f"person can add {names} to the web allowlist (--allow-host, or web.allow in the "
+            "tool settings)."
         )
         self.host = host
         self.address = address
