@@ -513,6 +513,14 @@ def run(
             raise typer.BadParameter(unused_options(RunSettings(memory=False), {"memory_of"}))
         options["memory_agent"] = memory_owner(store, memory_of)
         chosen.add("memory_agent")
+        theirs = RunSettings.stored(store.get_run(memory_of).settings).embedder
+        if "embedder" in chosen and embedder != theirs:
+            raise typer.BadParameter(
+                f"--memory-of {memory_of} continues a memory made with the {theirs} embedder; "
+                f"--embedder {embedder} would read an empty one"
+            )
+        options["embedder"] = theirs  # its memory is kept per embedder
+        chosen.add("embedder")
     settings = run_settings(base, settings_file, options, chosen, tool_config)
     unused = unused_options(settings, chosen)
     if unused:
