@@ -52,6 +52,7 @@ def cli(
     cache, so end-to-end tests fetch each model once."""
     env = {**os.environ, "AUTONOMA_HOME": str(home), "COLUMNS": "200"}
     env.setdefault("AUTONOMA_EMBEDDER", "lexical")  # MiniLM is tested on its own
+    env.setdefault("AUTONOMA_CONFIG", str(home / "no-user-config.toml"))  # not the machine's
     if real_cache:
         env.pop("AUTONOMA_CACHE_DIR", None)
     else:

@@ -13,7 +13,7 @@ from autonoma import RunSettings, RunStore, resume
 from autonoma.agent.settings import SETTINGS_VERSION, migrate
 from autonoma.testing import ScriptedModel, act
 from tests.agent.helpers import IDENTITY
-from tests.cli_helpers import cli, one_line_error, scripted, spec
+from tests.cli_helpers import HAIKU, cli, one_line_error, scripted, spec
 from tests.fake_openai import FakeOpenAI
 
 FILE = """\
@@ -121,3 +121,37 @@ async def test_a_run_stored_in_the_old_shape_resumes(tmp_path: Path) -> None:
     assert outcome.status == "completed", outcome.reason
     stored = RunSettings.stored(store.get_run(run.id).settings)
     assert stored.actions == "json" and stored.version == SETTINGS_VERSION
+
+
+def test_defaults_come_from_the_user_config_and_the_environment(
+    home: Path, tmp_path: Path, server: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server.responder = scripted(
+        [act("write_file", path="haiku.txt", text=HAIKU), act("task_complete", reason="done")]
+    )
+    config = tmp_path / "settings.toml"
+    config.write_text(f'model = "{spec(server)}"\ncontinuous = true\nchecks = false\n')
+    monkeypatch.setenv("AUTONOMA_CONFIG", str(config))
+    quiet = cli(home, "run", "Write a haiku", "--quiet")  # no --model: the config's
+    assert quiet.returncode == 0, quiet.stderr
+    lines = quiet.stdout.splitlines()
+    assert lines[0].startswith("run ") and "Write a haiku" in lines[0]
+    assert (
+        lines[1].startswith('step 1: write_file(path="haiku.txt"') and "→ wrote 3 lines" in lines[1]
+    )
+    assert lines[2].startswith("step 2: task_complete(") and lines[3].startswith("completed")
+    assert "thoughts" not in quiet.stdout and "reasoning" not in quiet.stdout
+    monkeypatch.setenv("AUTONOMA_MODEL", "openai:m@http://[::1/v1")  # the variable wins
+    assert "is not a URL" in one_line_error(cli(home, "run", "Write a haiku"))
+    config.write_text("modell = 1\n")
+    assert f"modell in {config} is not a setting" in one_line_error(cli(home, "run", "x"))
+
+
+def test_help_shows_flags_as_typed_and_the_version(home: Path) -> None:
+    shown = cli(home, "run", "--help").stdout
+    [json_line] = [line for line in shown.splitlines() if "--json " in line]
+    assert "<bool>" not in json_line  # `--json true` then failed
+    assert "GOAL" in shown and "<list[str]>" not in shown
+    assert "AUTONOMA_MODEL" in shown
+    version = cli(home, "--version")
+    assert version.returncode == 0 and version.stdout.startswith("autonoma ")

@@ -21,6 +21,7 @@ from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
 from rich.table import Table
 from rich.text import Text
+from typer.core import TyperArgument, TyperOption
 
 from autonoma.agent.approval import Approver, RefuseWithoutTerminal
 from autonoma.agent.display import neutralise_lines
@@ -37,15 +38,19 @@ from autonoma.cli_settings import (
     run_settings,
     tool_settings_from,
     unused_options,
+    user_config,
+    user_defaults,
 )
 from autonoma.cli_tools import tools_command
 from autonoma.cli_view import (
     ConsoleApprover,
     LiveView,
+    QuietView,
     checks_view,
     identity_panel,
     reflections_view,
     run_report,
+    short,
     task_report,
 )
 from autonoma.errors import AutonomaError, ConfigError
@@ -63,7 +68,7 @@ from autonoma.runtime.store import RunRecord, RunStore, default_home
 from autonoma.tools.changes import journal_of
 from autonoma.tools.settings import TOOL_GROUPS
 
-app = typer.Typer(no_args_is_help=True, add_completion=False, help="autonoma: autonomous agents")
+app = typer.Typer(no_args_is_help=True, help="autonoma: autonomous agents")
 models_app = typer.Typer(help="List and fetch embedded models.", invoke_without_command=True)
 app.add_typer(models_app, name="models")
 app.add_typer(runs_app, name="runs")
@@ -225,6 +230,7 @@ async def _start_and_drive(
     view_console: Console,
     begin: Callable[[], Awaitable[RunRecord]],
     started: list[str],
+    quiet: bool = False,
 ) -> RunOutcome:
     """Make or load the run, then drive it, all in one event loop; the model is always
     closed. The run's id is printed before the first step so a person can resume it (and
@@ -232,7 +238,10 @@ async def _start_and_drive(
     try:
         record = await begin()
         started.append(record.id)
-        view_console.print(identity_panel(record))
+        if quiet:
+            view_console.print(Text(f"run {record.id} · {short(record.goal, 100)}"))
+        else:
+            view_console.print(identity_panel(record))
         settings = RunSettings.stored(record.settings)
         embedder = None
         if settings.memory:
@@ -244,7 +253,7 @@ async def _start_and_drive(
             llm,
             record,
             approver=choose_approver(settings.continuous, view_console),
-            listeners=[LiveView(view_console)],
+            listeners=[QuietView(view_console) if quiet else LiveView(view_console)],
             embedder=embedder,
         )
     finally:
@@ -256,11 +265,12 @@ def drive(
     llm: Model,
     as_json: bool,
     begin: Callable[[], Awaitable[RunRecord]],
+    quiet: bool = False,
 ) -> None:
     view_console = err if as_json else out
     started: list[str] = []
     try:
-        outcome = asyncio.run(_start_and_drive(store, llm, view_console, begin, started))
+        outcome = asyncio.run(_start_and_drive(store, llm, view_console, begin, started, quiet))
     except KeyboardInterrupt:
         again = f"autonoma resume {started[0]}" if started else "autonoma runs, then resume"
         err.print(f"[yellow]stopped[/]; continue with: {again}", highlight=False)
@@ -286,7 +296,13 @@ def run(
         "--settings",
         help="a TOML or JSON file of run settings (docs/library.md); options given here win",
     ),
-    model: str = typer.Option(DEFAULT_MODEL, "--model", "-m", help="a model spec (docs/llm.md)"),
+    model: str = typer.Option(
+        DEFAULT_MODEL,
+        "--model",
+        "-m",
+        envvar="AUTONOMA_MODEL",
+        help="a model spec (docs/llm.md)",
+    ),
     workspace: Path | None = typer.Option(
         None, "--workspace", "-w", help="the directory the agent works in (default: per run)"
     ),
@@ -304,6 +320,7 @@ def run(
         False, "--continuous", help="run risky commands without asking for approval"
     ),
     as_json: bool = typer.Option(False, "--json", help="print only a JSON result on stdout"),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="one line per step"),
     name: str | None = typer.Option(
         None, "--name", help="the agent's name (skip generation)", rich_help_panel="Identity"
     ),
@@ -486,7 +503,9 @@ def run(
         raise typer.BadParameter("the goal is empty; say what the agent should achieve")
     store = RunStore.open_default()
     chosen = given(context)
-    base = read_settings_file(settings_file, "the run settings") if settings_file else {}
+    base = user_defaults() | (
+        read_settings_file(settings_file, "the run settings") if settings_file else {}
+    )
     tool_config = tool_settings_from(
         tool_settings,
         tools if "tools" in chosen or "tools" not in base else None,
@@ -521,7 +540,8 @@ def run(
             )
         options["embedder"] = theirs  # its memory is kept per embedder
         chosen.add("embedder")
-    settings = run_settings(base, settings_file, options, chosen, tool_config)
+    source = settings_file or (user_config() if user_config().exists() else None)
+    settings = run_settings(base, source, options, chosen, tool_config)
     unused = unused_options(settings, chosen)
     if unused:
         raise typer.BadParameter(unused)
@@ -539,7 +559,7 @@ def run(
             err.print(Text(fallback, style="yellow"))
         return record
 
-    drive(store, llm, as_json, begin)
+    drive(store, llm, as_json, begin, quiet)
 
 
 def memory_owner(store: RunStore, run_id: str | None) -> str | None:
@@ -567,6 +587,7 @@ def resume(
         None, "--max-minutes", min=0.01, help="this many more minutes than it has run"
     ),
     as_json: bool = typer.Option(False, "--json", help="print only a JSON result on stdout"),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="one line per step"),
     ray_address: str | None = typer.Option(
         None, "--ray-address", help="a run with --executor ray: join this cluster instead"
     ),
@@ -621,7 +642,7 @@ def resume(
     async def begin() -> RunRecord:
         return await asyncio.to_thread(store.get_run, run_id)
 
-    drive(store, llm, as_json, begin)
+    drive(store, llm, as_json, begin, quiet)
 
 
 @app.command()
@@ -801,9 +822,25 @@ def schema(
     print(json.dumps(schemas[what](), indent=2))
 
 
+def plain_metavars(command: Any) -> Any:
+    """Help that reads as the command line is typed: nothing after a flag (not `<bool>`,
+    which invited `--json true`), TEXT for a repeated option (not `<list[str]>`), and an
+    argument in capitals (GOAL). `command` is typer's click command."""
+    for param in command.params:
+        if isinstance(param, TyperOption) and param.is_flag:
+            param.metavar = ""
+        elif isinstance(param, TyperOption) and param.multiple:
+            param.metavar = "TEXT"
+        elif isinstance(param, TyperArgument):
+            param.metavar = (param.name or "value").upper()
+    for inner in getattr(command, "commands", {}).values():
+        plain_metavars(inner)
+    return command
+
+
 def main() -> None:
     try:
-        app()
+        plain_metavars(typer.main.get_command(app))(prog_name="autonoma")
     except AutonomaError as error:
         err.print(f"[red]error:[/] {redact(str(error))}", highlight=False)
         json_failure(redact(str(error)))

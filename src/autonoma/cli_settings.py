@@ -5,12 +5,14 @@ settings themselves. An invalid value is one line naming the option (or the file
 from __future__ import annotations
 
 import json
+import os
 import re
 import tomllib
 from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any
 
+import platformdirs
 import typer
 from pydantic import ValidationError
 
@@ -47,6 +49,24 @@ def read_settings_file(path: Path, what: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise typer.BadParameter(f"{what} in {path} must be a table of settings")
     return data
+
+
+def user_config() -> Path:
+    """The person's own defaults for every run: the run settings file format, in the user's
+    config directory (AUTONOMA_CONFIG names another file)."""
+    named = os.environ.get("AUTONOMA_CONFIG")
+    return (
+        Path(named) if named else Path(platformdirs.user_config_dir("autonoma")) / "settings.toml"
+    )
+
+
+def user_defaults() -> dict[str, Any]:
+    """The user config file's settings, or none if there is no such file; a `--settings`
+    file and the options given are laid over them."""
+    path = user_config()
+    if not path.exists():
+        return {}
+    return read_settings_file(path, "the user settings")
 
 
 def given(context: typer.Context) -> set[str]:

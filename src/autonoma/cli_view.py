@@ -119,6 +119,35 @@ def identity_panel(run: RunRecord) -> Panel:
     return Panel(body, title=f"run {run.id}", title_align="left")
 
 
+class QuietView:
+    """`--quiet`: one line per step (its command and the start of its result), the tasks of
+    a plan as they end, warnings, and nothing else."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self._intent: dict[tuple[str, int | None], str] = {}
+        self._labels: dict[str, str] = {}
+
+    def __call__(self, record: EventRecord) -> None:
+        event, key = record.event, (record.run_id, record.step)
+        who = f"{self._labels[record.run_id]} · " if record.run_id in self._labels else ""
+        match event:
+            case StepIntent(command=command, arguments=arguments):
+                self._intent[key] = command_line(command, arguments)
+            case StepResult(ok=ok, observation=observation):
+                said = f"{who}step {record.step}: {short(self._intent.pop(key, '?'), 70)}"
+                mark = "→" if ok else "✗"
+                self.console.print(Text(f"{said} {mark} {short(observation, 90)}"), highlight=False)
+            case TaskStarted(task=task, run=run) | AgentStarted(key=task, run=run):
+                self._labels[run] = task
+            case TaskChanged(task=task, status=status) if status != "running":
+                self.console.print(Text(f"task {task} {status}", TASK_STYLE.get(status, "")))
+            case Notice(message=message):
+                self.console.print(Text(short(message, 200), "yellow"))
+            case _:
+                pass
+
+
 class LiveView:
     """Prints each step as its events arrive; a spinner while the model thinks."""
 
