@@ -316,7 +316,8 @@ def test_hindsight_orders_attempts_worst_first_the_person_above_the_checks(
         run = store.create_run(goal="g", identity={}, settings={}, workspace=str(tmp_path),
                                model="m")  # fmt: skip
         store.set_status(run.id, "failed", "step limit reached")
-        store.add_event(run.id, "run_finished", {"score": score, "checks": [f"{score:.0%}"]})
+        store.add_event(run.id, "run_finished", {"status": "failed", "reason": "step limit",
+                        "score": score, "checks": [f"{score:.0%}"]})  # fmt: skip
         if said:
             store.add_event(run.id, "approval_answered", {"decision": "feedback",
                             "feedback": said}, 2)  # fmt: skip

@@ -10,6 +10,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from autonoma.runtime.events import (
+    ApprovalAnswered,
+    Rated,
+    RunFinished,
+    SelfReflected,
+    TrialEnded,
+    TrialStarted,
+)
 from autonoma.runtime.store import EventRecord, RunRecord
 
 
@@ -45,52 +53,52 @@ def worst_to_best(attempts: Iterable[Attempt]) -> list[Attempt]:
 
 
 def _comments(events: Iterable[EventRecord], first: int, last: float) -> list[str]:
-    return [
-        str(e.data["feedback"])
-        for e in events
-        if e.kind == "approval_answered"
-        and e.data.get("feedback")
-        and e.step is not None
-        and first <= e.step <= last
-    ]
+    """What the person said when they turned commands down between two steps."""
+    said = []
+    for record in events:
+        match record.event:
+            case ApprovalAnswered(feedback=feedback, by="person") if feedback:
+                if record.step is not None and first <= record.step <= last:
+                    said.append(feedback)
+    return said
 
 
 def _rating(events: Iterable[EventRecord]) -> int | None:
-    rated = [e for e in events if e.kind == "rated"]
-    return int(rated[-1].data["score"]) if rated else None
+    rated = [e.event.score for e in events if isinstance(e.event, Rated)]
+    return rated[-1] if rated else None
 
 
 def trial_attempts(events: Sequence[EventRecord]) -> list[Attempt]:
     """The run's abandoned trials, in order."""
     attempts, first = [], 1
-    for event in events:
-        if event.kind == "trial_started":
-            first = int(event.data["first_step"])
-        elif event.kind == "trial_ended":
-            data = event.data
-            attempts.append(
-                Attempt(
-                    f"trial {data['trial']}",
-                    f"abandoned at step {event.step} ({data.get('why', '')})",
-                    float(data.get("score", 0.0)),
-                    list(data.get("checks", [])),
-                    _comments(events, first, event.step or 0),
-                    lesson=str(data.get("lesson", "")),
+    for record in events:
+        match record.event:
+            case TrialStarted(first_step=first_step):
+                first = first_step
+            case TrialEnded(trial=trial, why=why, score=score, checks=checks, lesson=lesson):
+                attempts.append(
+                    Attempt(
+                        f"trial {trial}",
+                        f"abandoned at step {record.step} ({why})",
+                        score,
+                        list(checks),
+                        _comments(events, first, record.step or 0),
+                        lesson=lesson,
+                    )
                 )
-            )
     return attempts
 
 
 def run_attempt(label: str, run: RunRecord, events: Sequence[EventRecord]) -> Attempt:
     """An earlier run at a task, judged by how it ended."""
-    finished = [e for e in events if e.kind == "run_finished"]
-    data = finished[-1].data if finished else {}
-    lessons = [str(e.data["lesson"]) for e in events if e.kind == "self_reflection"]
+    finished = [e.event for e in events if isinstance(e.event, RunFinished)]
+    last = finished[-1] if finished else None
+    lessons = [e.event.lesson for e in events if isinstance(e.event, SelfReflected)]
     return Attempt(
         label,
         f"{run.status}: {run.reason}" if run.reason else run.status,
-        float(data.get("score", 0.0)),
-        list(data.get("checks", [])),
+        (last.score or 0.0) if last else 0.0,
+        list(last.checks or []) if last else [],
         _comments(events, 1, float("inf")),
         _rating(events),
         lessons[-1] if lessons else "",
