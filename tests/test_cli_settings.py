@@ -84,6 +84,21 @@ def test_bad_settings_are_one_line(
         (["--memory-of", "x", "--no-memory"], "which --no-memory turns off"),
         (["--tools", "none,web"], "--tools none means no groups: give it alone"),
         (["--goal", "a"] * 6, "at most five goals: --goal was given 6 times"),
+        (
+            ["--strategy", "plan", "--planner", "pddl", "--pddl-domain", "nosuch"],
+            "--pddl-domain takes one of blocksworld, or a .pddl file",
+        ),
+        (
+            [
+                "--strategy",
+                "plan",
+                "--planner",
+                "pddl",
+                "--pddl-domain",
+                __file__.replace(".py", ".pddl"),
+            ],
+            "cannot read the PDDL domain",
+        ),
     ],
 )
 def test_options_that_would_do_nothing_are_refused_with_the_reason(

@@ -27,7 +27,13 @@ from autonoma.agent.approval import Approver, RefuseWithoutTerminal
 from autonoma.agent.display import neutralise_lines
 from autonoma.agent.outcome import RunOutcome
 from autonoma.agent.remote import check_placement
-from autonoma.agent.session import choose_embedder, create_run, identity_from_options, run_agent
+from autonoma.agent.session import (
+    choose_embedder,
+    create_run,
+    identity_from_options,
+    load_pddl_domain,
+    run_agent,
+)
 from autonoma.agent.settings import DEFAULT_MODEL, RunSettings
 from autonoma.cli_logging import own_logging
 from autonoma.cli_runs import runs_app
@@ -546,6 +552,8 @@ def run(
     if unused:
         raise typer.BadParameter(unused)
     check_placement(settings)  # an unreachable Ray cluster fails here, before the run exists
+    if settings.strategy == "plan" and settings.planner == "pddl":
+        load_pddl_domain(settings)  # so does a domain that cannot be read or parsed
     identity = identity_from_options(goal, name, role, goals)
     view_console = err if as_json else out
     llm = load_model(settings.model)

@@ -9,7 +9,7 @@ import asyncio
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from autonoma.agent.approval import Approver
 from autonoma.agent.identity import AgentIdentity, generate_identity
@@ -48,6 +48,9 @@ from autonoma.runtime.sink import EventListener, emit
 from autonoma.runtime.store import RunRecord, RunStore, default_home, new_run_id
 from autonoma.tools import Tool, ToolRegistry, Workspace
 from autonoma.tools.retrieval import ToolRetriever, needs_retrieval
+
+if TYPE_CHECKING:
+    from autonoma.planning.pddl import PddlDomain
 
 
 def memory_path(store: RunStore, embedder: Embedder) -> Path:
@@ -288,16 +291,24 @@ def make_planner(model: Model, settings: RunSettings) -> Planner:
             search=settings.tot_search,
         )
     if settings.planner == "pddl":
-        from autonoma.planning.pddl import PddlDomain, PddlPlanner  # needs the planning extra
+        from autonoma.planning.pddl import PddlPlanner  # needs the planning extra
 
-        name = settings.pddl_domain
-        if not name.endswith(".pddl"):
-            return PddlPlanner(model, PddlDomain.load(name))
-        try:
-            return PddlPlanner(model, PddlDomain.from_file(Path(name)))
-        except OSError as error:
-            raise ConfigError(f"cannot read the PDDL domain {name}: {error.strerror}") from None
+        return PddlPlanner(model, load_pddl_domain(settings))
     return Decomposer(model)
+
+
+def load_pddl_domain(settings: RunSettings) -> PddlDomain:
+    """The run's PDDL domain, shipped (by name) or from a .pddl file: a clear error if it
+    cannot be read or parsed (the CLI asks before the run is made)."""
+    from autonoma.planning.pddl import PddlDomain  # needs the planning extra
+
+    name = settings.pddl_domain
+    if not name.endswith(".pddl"):
+        return PddlDomain.load(name)
+    try:
+        return PddlDomain.from_file(Path(name))
+    except OSError as error:
+        raise ConfigError(f"cannot read the PDDL domain {name}: {error.strerror}") from None
 
 
 @asynccontextmanager

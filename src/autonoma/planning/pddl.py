@@ -66,12 +66,14 @@ class PddlDomain:
         source = resources.files("autonoma.planning").joinpath("domains", f"{name}.pddl")
         if not source.is_file():
             raise AutonomaError(
-                f"no shipped PDDL domain {name!r}; give a domain file with PddlDomain.from_file"
+                f"no shipped PDDL domain {name!r}: --pddl-domain takes one of "
+                f"{', '.join(shipped_domains())}, or a .pddl file"
             )
         return cls.parse(source.read_text(encoding="utf-8"))
 
     @classmethod
     def from_file(cls, path: str | Path) -> PddlDomain:
+        """A domain from a .pddl file, read with a size limit (one line if it cannot be)."""
         return cls.parse(read_input(Path(path), "the PDDL domain"))
 
     @classmethod
@@ -101,8 +103,20 @@ class Solution:
     problems: list[str] = field(default_factory=list)
 
 
+def shipped_domains() -> list[str]:
+    """The names of the PDDL domains autonoma ships (planning/domains/)."""
+    folder = resources.files("autonoma.planning").joinpath("domains")
+    return sorted(
+        e.name.removesuffix(".pddl") for e in folder.iterdir() if e.name.endswith(".pddl")
+    )
+
+
 def _said(error: BaseException) -> str:
-    text = str(error).strip().strip("'\"") or "no message"
+    """One line for a parser's error, without the quotes its message may be wrapped in (a
+    bare `AttributeError: 'NoneType' object...` from deep in the parser says nothing)."""
+    text = " ".join(str(error).split()).strip("'\"") or "no message"
+    if isinstance(error, AttributeError | TypeError | IndexError | KeyError):
+        return f"it is not a PDDL domain pyperplan can read ({type(error).__name__}: {text})"[:400]
     return f"{type(error).__name__}: {text}"[:400]
 
 
