@@ -89,6 +89,13 @@ async def tool_choice(runs: int, max_steps: int, root: Path) -> dict[str, Any]:
             outcome = await run_agent(store, model, run)
             steps = store.steps(run.id)
             asked = [s for s in steps if s.command.startswith("time__")]
+            written = workspace / name
+            checks = [
+                check["code"]
+                for e in store.events(run.id)
+                if e.kind == "checks_written"
+                for check in e.data.get("checks", [])
+            ]
             row = {
                 "seed": seed,
                 "goal": goal,
@@ -103,6 +110,9 @@ async def tool_choice(runs: int, max_steps: int, root: Path) -> dict[str, Any]:
                 "steps": outcome.spent.steps,
                 "seconds": round(time.time() - began, 1),
                 "commands": [s.command for s in steps],
+                "file": written.read_text(errors="replace")[:200] if written.is_file() else None,
+                "checks": checks,
+                "reason": outcome.reason,
             }
             print({k: row[k] for k in ("seed", "status", "asked", "right", "steps", "seconds")})
             rows.append(row)
