@@ -67,7 +67,7 @@ from autonoma.planning.graph import Task, TaskGraph, render_dot, render_tree
 from autonoma.planning.picture import render_svg
 from autonoma.redact import HIDDEN, redact
 from autonoma.runtime.budget import BudgetLimits
-from autonoma.runtime.events import Rated, Undone, event_schema
+from autonoma.runtime.events import OutsideEntered, Rated, Undone, event_schema
 from autonoma.runtime.export import FORMATS, trajectories
 from autonoma.runtime.lease import ensure_free
 from autonoma.runtime.store import RunRecord, RunStore, default_home
@@ -699,10 +699,10 @@ def show(
         checks = checks_view(events)
         if checks is not None:
             out.print(checks)
-        for event in events:
-            if event.kind == "outside_entered":
-                at = f"step {event.step}" if event.step else "its start"
-                said = f"outside content in the context from {at}: {event.data.get('why', '')}"
+        for stored in events:
+            if isinstance(event := stored.event, OutsideEntered):
+                at = f"step {stored.step}" if stored.step else "its start"
+                said = f"outside content in the context from {at}: {event.why}"
                 out.print(Text(neutralise_lines(said), style="yellow"))
         changes = journal.changes()
         if changes:

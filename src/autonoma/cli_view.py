@@ -485,15 +485,15 @@ def checks_view(events: list[EventRecord]) -> Table | None:
     checks: list[dict[str, Any]] = []
     results: list[dict[str, Any]] = []
     edited = False
-    for event in events:
-        if event.kind in ("checks_written", "checks_edited"):
-            checks, results = list(event.data.get("checks", [])), []
-            edited = event.kind == "checks_edited"
-        elif event.kind == "checks_run" or (
-            event.kind == "run_finished" and "acceptance" in event.data
-        ):
-            data = event.data.get("acceptance", event.data)
-            results = list(data.get("results", []))
+    for record in events:
+        match record.event:
+            case ChecksWritten(checks=written) | ChecksEdited(checks=written):
+                checks, results = list(written), []
+                edited = isinstance(record.event, ChecksEdited)
+            case ChecksRun(results=latest):
+                results = list(latest)
+            case RunFinished(acceptance=dict() as acceptance):
+                results = list(acceptance.get("results", []))
     if not checks:
         return None
     title = "acceptance checks" + (" (edited by the person)" if edited else "")

@@ -35,6 +35,7 @@ from autonoma.llm import Model
 from autonoma.llm.types import Usage
 from autonoma.memory.asking import ask
 from autonoma.runtime.budget import BudgetSpent
+from autonoma.runtime.events import ChecksEdited, ChecksWritten
 from autonoma.runtime.store import EventRecord
 from autonoma.templating import render
 from autonoma.tools import Workspace, WorkspaceError
@@ -794,9 +795,9 @@ def checks_from_text(text: str) -> list[Check]:
 def stored_checks(events: Sequence[EventRecord]) -> list[Check] | None:
     """The run's checks from its events (the latest written or edited), None if none."""
     found = None
-    for event in events:
-        if event.kind in ("checks_written", "checks_edited"):
-            found = [Check.model_validate(c) for c in event.data.get("checks", [])]
+    for record in events:
+        if isinstance(event := record.event, ChecksWritten | ChecksEdited):
+            found = [Check.model_validate(c) for c in event.checks]
     return found
 
 

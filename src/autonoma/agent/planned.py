@@ -29,6 +29,7 @@ from autonoma.runtime.events import (
     Event,
     Planned,
     Planning,
+    ReplanAsked,
     ReplanFailed,
     Replanned,
     Replanning,
@@ -250,9 +251,9 @@ class _TaskWork:
             self.schedule.halt(why)
             raise JobInterrupted(f"the run's budget ran out: {why}")
         events = await asyncio.to_thread(self.store.events, child.id)
-        asked = [e for e in events if e.kind == "replan_asked"]
+        asked = [e.event.lesson for e in events if isinstance(e.event, ReplanAsked)]
         if asked and self.runner.replanner is not None and self.replans:
-            self.lessons[task.id] = str(asked[-1].data.get("lesson", ""))
+            self.lessons[task.id] = asked[-1]
             raise PlanOff(outcome.reason)
         raise TaskFailed(f"{outcome.status}: {outcome.reason}")
 
