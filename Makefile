@@ -56,6 +56,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/everyday.py --label json_part --actions json --goals $(EVERYDAY_PART)
 	$(BIN)/python bench/everyday.py --label code_part --actions code --goals $(EVERYDAY_PART)
 	$(BIN)/python bench/llm_speculative.py
+	$(BIN)/python bench/mcp_servers.py
 	$(BIN)/python bench/plot.py
 
 clean:

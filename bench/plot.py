@@ -5,6 +5,7 @@ python bench/plot.py
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 from typing import Any
@@ -195,6 +196,10 @@ def save(fig: Any, name: str) -> Path:
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(
+        description="Redraw the figures of docs/benchmarks.md (docs/images/) from the JSON in "
+        "bench/results/; needs matplotlib (the bench extra)."
+    ).parse_args()
     prompt_tokens_per_step()
     memory_latency()
     context_per_step()

@@ -768,7 +768,8 @@ def export(
     ]
     if output is not None:
         output.write_text("".join(lines), encoding="utf-8")
-        err.print(f"wrote {len(lines)} trajectories to {output}", highlight=False)
+        said = "1 trajectory" if len(lines) == 1 else f"{len(lines)} trajectories"
+        err.print(f"wrote {said} to {output}", highlight=False)
     else:
         sys.stdout.write("".join(lines))
 
