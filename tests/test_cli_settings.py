@@ -29,6 +29,9 @@ max_tokens = 50000
 
 [tools]
 groups = ["calculator"]
+
+[llm]
+idle_timeout_s = 90
 """
 
 
@@ -50,12 +53,14 @@ def test_a_settings_file_sets_the_run_and_options_given_win(
     assert stored["limits"]["max_tokens"] == 50000  # the file's, kept beside it
     assert (stored["seed"], stored["continuous"], stored["memory"]) == (7, True, False)
     assert stored["tools"]["groups"] == ["calculator"]  # not the --tools default
+    assert stored["llm"]["idle_timeout_s"] == 90  # a slow server's limit, kept for resume
 
 
 @pytest.mark.parametrize(
     ("content", "options", "said"),
     [
         ("tasksteps = 3\n", [], r"tasksteps in .*run.toml is not a setting"),
+        ("[llm]\nidle_timeout = 3\n", [], r"llm.idle_timeout in .*run.toml is not a setting"),
         ('strategy = "graph"\n', [], r"strategy in .*run.toml is one of loop, plan, not 'graph'"),
         ('strategy = "loop"\n', ["--strategy", "x"], r"--strategy is one of loop, plan, not 'x'"),
         ("[limits]\nmax_steps = 0\n", [], r"limits.max_steps in .*: Input should be greater"),

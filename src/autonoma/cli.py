@@ -62,6 +62,7 @@ from autonoma.cli_view import (
 from autonoma.errors import AutonomaError, ConfigError
 from autonoma.llm import Model, open_model
 from autonoma.llm.registry import REGISTRY, ModelStore, lookup
+from autonoma.llm.settings import LLMSettings
 from autonoma.memory.reflection import reflection_trees
 from autonoma.planning.graph import Task, TaskGraph, render_dot, render_tree
 from autonoma.planning.picture import render_svg
@@ -174,13 +175,13 @@ def models_pull(
 EXIT_CODES = {"completed": 0, "failed": 1, "budget_exhausted": 3, "incomplete": 4, "stopped": 130}
 
 
-def load_model(spec: str) -> Model:
+def load_model(spec: str, settings: LLMSettings | None = None) -> Model:
     """The model a spec names, fetching a registry model (with a progress bar) if needed."""
     name = spec.removeprefix("local:").split("?")[0]
     if spec.startswith("local:") and name in REGISTRY and not ModelStore().is_cached(name):
         with fetch_progress(name, REGISTRY[name].size) as report:
-            return open_model(spec, progress=report)
-    return open_model(spec)
+            return open_model(spec, settings, progress=report)
+    return open_model(spec, settings)
 
 
 def choose_approver(continuous: bool, view_console: Console) -> Approver | None:
@@ -556,7 +557,7 @@ def run(
         load_pddl_domain(settings)  # so does a domain that cannot be read or parsed
     identity = identity_from_options(goal, name, role, goals)
     view_console = err if as_json else out
-    llm = load_model(settings.model)
+    llm = load_model(settings.model, settings.llm)
 
     async def begin() -> RunRecord:
         with view_console.status("choosing a name, a role and goals…"):
@@ -645,7 +646,7 @@ def resume(
         settings.continuous = continuous
     check_placement(settings)
     store.set_settings(run_id, settings.model_dump())  # stored without the credential
-    llm = load_model(settings.model)
+    llm = load_model(settings.model, settings.llm)
 
     async def begin() -> RunRecord:
         return await asyncio.to_thread(store.get_run, run_id)

@@ -48,7 +48,7 @@ async def run(
     and sets its goals; without `approve`, a command that needs a person's approval is
     refused with a reason the agent reads (`RunSettings.continuous` asks for none)."""
     settings, owned = _settings_for(settings or RunSettings(), model)
-    llm = model or open_model(settings.model)
+    llm = model or open_model(settings.model, settings.llm)
     store = store or RunStore.open_default()
     try:
         record, _ = await create_run(
@@ -76,7 +76,7 @@ async def resume(
     settings = RunSettings.stored(record.settings)
     if model is not None and model.name != settings.model:
         raise ConfigError(f"run {run_id} was started with {settings.model}, not {model.name}")
-    llm = model or open_model(settings.model)
+    llm = model or open_model(settings.model, settings.llm)
     try:
         return await _drive(store, llm, run_id, tools, on_event, approve)
     finally:

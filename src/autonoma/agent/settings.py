@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from autonoma.agent.loop import LoopConfig
 from autonoma.llm.registry import default_actions
+from autonoma.llm.settings import LLMSettings
 from autonoma.runtime.budget import BudgetLimits
 from autonoma.tools.sandbox import SandboxUnavailable, make_sandbox
 from autonoma.tools.settings import ToolSettings
@@ -33,6 +34,9 @@ class RunSettings(BaseModel):
     """The model spec (docs/llm.md): local:NAME, openai:MODEL[@URL], or a GGUF path."""
     limits: BudgetLimits = Field(default_factory=BudgetLimits)
     """Steps, tokens, dollars and seconds the run may spend."""
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    """The model server's timeouts, retries and prices (docs/llm.md): `[llm]` in a settings
+    file, e.g. `idle_timeout_s = 120` for a slow server."""
     continuous: bool = False
     """Run risky commands without asking (after outside content, a person is still asked)."""
     seed: int | None = None

@@ -5,13 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from autonoma.llm.pricing import Price
 
 
 class LLMSettings(BaseModel):
     """Everything the LLM layer can be told. Defaults suit a laptop and a hosted API alike."""
+
+    model_config = ConfigDict(extra="forbid")
 
     timeout_s: float = Field(
         120.0,
