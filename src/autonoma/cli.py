@@ -848,9 +848,14 @@ def plain_metavars(command: Any) -> Any:
     return command
 
 
+def run_app() -> None:
+    """The command line, its help tidied (plain_metavars)."""
+    plain_metavars(typer.main.get_command(app))(prog_name="autonoma")
+
+
 def main() -> None:
     try:
-        plain_metavars(typer.main.get_command(app))(prog_name="autonoma")
+        run_app()
     except AutonomaError as error:
         err.print(f"[red]error:[/] {redact(str(error))}", highlight=False)
         json_failure(redact(str(error)))

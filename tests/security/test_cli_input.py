@@ -77,7 +77,7 @@ def test_an_unexpected_error_is_one_line_with_the_traceback_in_a_file(
     def broken() -> None:
         raise ZeroDivisionError("something nobody foresaw")
 
-    monkeypatch.setattr("autonoma.cli.app", broken)
+    monkeypatch.setattr("autonoma.cli.run_app", broken)
     with pytest.raises(SystemExit) as exited:
         main()
     assert exited.value.code == 1

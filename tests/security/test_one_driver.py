@@ -171,7 +171,8 @@ def test_settings_are_untouched_by_a_refused_resume(tmp_path: Path) -> None:
     """The CLI says who drives the run before it stores new limits."""
     home = tmp_path / "home"
     store = RunStore(home / "runs.db")
-    settings = RunSettings(model="scripted", checks=False, memory=False).model_dump()
+    # as JSON, the shape the store keeps (a tuple of the LLM settings comes back a list)
+    settings = RunSettings(model="scripted", checks=False, memory=False).model_dump(mode="json")
     identity = AgentIdentity(name="A", role="r", goals=["g"]).model_dump()
     store.create_run(
         goal="g", identity=identity, settings=settings, workspace=str(tmp_path), model="scripted",
