@@ -6,6 +6,7 @@ The CLI (and later the server) call these; they hold no display logic.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -162,6 +163,7 @@ async def _run_leased(
     embedder: Embedder | None,
     extra_tools: Sequence[Tool],
 ) -> RunOutcome:
+    began = time.time()
     settings = RunSettings.stored(run.settings)
     dedup = settings.strategy == "plan" and settings.create_tasks
     # MCP servers can bring many tools: retrieval may be needed although the built-ins fit
@@ -180,7 +182,7 @@ async def _run_leased(
             said = f"{error} (the run can be resumed)"
         else:  # a bug
             said = f"unexpected {type(error).__name__}: {str(error)[:300]} (the run can be resumed)"
-        await _ended_failed(store, run, listeners, said)
+        await _ended_failed(store, run, listeners, said, since=began)
         raise
     finally:
         if embedder is not None and not settings.memory:
@@ -188,11 +190,19 @@ async def _run_leased(
 
 
 async def _ended_failed(
-    store: RunStore, run: RunRecord, listeners: list[EventListener] | None, reason: str
+    store: RunStore,
+    run: RunRecord,
+    listeners: list[EventListener] | None,
+    reason: str,
+    *,
+    since: float,
 ) -> None:
     """A run that stopped on an error its loop did not end it with: stored as failed, with
-    the reason, so it is neither left `running` nor lost (resume takes it up again)."""
+    the reason, so it is neither left `running` nor lost (resume takes it up again). One its
+    loop ended after `since` (an error while closing up) keeps the loop's end."""
     current = await asyncio.to_thread(store.get_run, run.id)
+    if current.status != "running" and current.updated_at >= since:
+        return
     await asyncio.to_thread(store.set_status, run.id, "failed", reason, current.spent)
     await emit(store, listeners or [], run.id, RunFinished(status="failed", reason=reason))
 
