@@ -177,7 +177,7 @@ async def main() -> None:
                     right = 0
                     for _ in range(args.samples):
                         response = await model.request(
-                            messages, output=agent._schema, max_tokens=700, temperature=0.2
+                            messages, output=agent.answer_schema(), max_tokens=700, temperature=0.2
                         )
                         action = parse_action(response.data)
                         right += situation.score(name, action.command, action.arguments)

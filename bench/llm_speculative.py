@@ -65,7 +65,7 @@ def prompts(goals: list[str], root: Path) -> list[dict[str, Any]]:
             agent = RunLoop(_Unused(), tools, store, config=config)
             messages = agent.messages(run, identity, Workspace(workspace), [], BudgetSpent())
             found.append({"goal": name, "actions": actions, "messages": messages,
-                          "schema": agent._schema()})  # fmt: skip
+                          "schema": agent.answer_schema()})  # fmt: skip
     return found
 
 

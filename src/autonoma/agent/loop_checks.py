@@ -1,0 +1,188 @@
+"""The acceptance checks inside a run: written from the goals before the work (or read back),
+run after the steps so the model can work to them, and the judge of every claim of
+completion (docs/agent.md)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from autonoma.agent.acceptance import Acceptance
+from autonoma.agent.checks import (
+    Check,
+    CheckRunner,
+    CheckWriter,
+    Judge,
+    Verdict,
+    content_print,
+    stored_checks,
+    task_check,
+)
+from autonoma.agent.completion import unmet_deliverables
+from autonoma.agent.loop_services import LoopServices
+from autonoma.agent.run_state import RunState
+from autonoma.runtime.events import (
+    CheckLeftOut,
+    ChecksEdited,
+    ChecksFailed,
+    ChecksRun,
+    ChecksWriting,
+    ChecksWritten,
+)
+from autonoma.runtime.store import StepRecord
+from autonoma.tools import ToolResult
+
+
+async def accept_with(loop: LoopServices, state: RunState, *, fresh: bool) -> None:
+    """The run's acceptance checks: those stored, or, at its start, written now from the
+    goals (before any work), shown, and for a person in approval mode open to edits."""
+    state.acceptance = None
+    if not loop.config.checks:
+        return
+    run, workspace, spent = state.run, state.workspace, state.spent
+    checks = stored_checks(await asyncio.to_thread(loop.store.events, run.id))
+    start = loop.trial_workspace(run).start
+    runner = CheckRunner(loop.sandbox, workspace, start) if loop.sandbox else None
+    if checks is None and fresh and not state.checks_asked:
+        await loop.emit(run.id, ChecksWriting())
+        judge = Judge(loop.side_model)
+        written = await CheckWriter(loop.side_model, runner, judge=judge).write(
+            run.goal, state.identity.goals, workspace, spent
+        )
+        spent.charge(written.usage.prompt_tokens, written.usage.completion_tokens, written.cost_usd)
+        state.checks_asked = True
+        fallback = not written.checks
+        if fallback:
+            await loop.emit(run.id, ChecksFailed(error=written.error, discarded=written.discarded))
+        checks = written.checks or [task_check(run.goal)]
+        acceptance = Acceptance(
+            checks, runner, Judge(loop.side_model), run.goal, state.identity.goals, workspace
+        )
+        state.start_score = (await acceptance.progress()).score  # 0: each check fails now
+        await loop.emit(
+            run.id,
+            ChecksWritten(
+                checks=[c.model_dump() for c in checks],
+                discarded=written.discarded,
+                tokens=written.usage.total_tokens,
+                start_score=state.start_score,
+                **{"fallback": True} if fallback else {},
+            ),
+        )
+        checks = await review_checks(loop, run.id, checks)
+    if not checks:
+        return
+    judge = Judge(loop.side_model, loop.found_at_start(state), start)
+    state.acceptance = Acceptance(checks, runner, judge, run.goal, state.identity.goals, workspace)
+    state.left_out = 0
+    # the workspace as the checks found it: the judge is asked about it no more (at a
+    # run's start the writer's guard has found no judged check met on it)
+    state.judged_on = await asyncio.to_thread(content_print, workspace)
+
+
+async def review_checks(loop: LoopServices, run_id: str, checks: list[Check]) -> list[Check]:
+    """In approval mode the person sees the checks and may edit them (stored if changed)."""
+    review = getattr(loop.approver, "review_checks", None)
+    if review is None or loop.config.continuous:
+        return checks
+    edited: list[Check] | None = await review(checks)
+    if edited is None or edited == checks:
+        return checks
+    await loop.emit(run_id, ChecksEdited(checks=[c.model_dump() for c in edited]))
+    return edited
+
+
+async def report_left_out(loop: LoopServices, state: RunState, n: int | None = None) -> None:
+    """Say so, once each, when a code check was found unable to pass and left out."""
+    if state.acceptance is None:
+        return
+    for result in state.acceptance.broken[state.left_out :]:
+        await loop.emit(state.run.id, CheckLeftOut(what=result.check.what, why=result.broken), n)
+    state.left_out = len(state.acceptance.broken)
+
+
+async def checks_status(state: RunState) -> tuple[str, bool]:
+    """After some work, what the code checks say of the workspace now, for the request:
+    tests the model can work to (Reflexion's), not only a verdict at task_complete; and
+    whether every one that can run passes."""
+    acceptance = state.acceptance
+    if acceptance is None or not state.steps:
+        return "", False
+    verdict = await acceptance.verdict()
+    left_out = "".join(
+        f"The check '{r.check.what}' was left out: it can never pass ({r.broken}). "
+        for r in acceptance.broken
+    )
+    if not verdict.results:
+        return left_out, False
+    if verdict.passed:
+        passing = "; ".join(r.check.what for r in verdict.results)
+        judged = any(c.kind == "judged" for c in acceptance.checks)
+        later = " (the judged ones are judged at task_complete)" if judged else ""
+        return f"{left_out}The acceptance checks pass now{later}: {passing}.", True
+    failing = "; ".join(r.describe(n) for n, r in verdict.failed)
+    counts = f"{len(verdict.failed)} of {len(verdict.results)}"
+    return f"{left_out}Acceptance checks now: {counts} fail: {failing}", False
+
+
+async def done_by_checks(loop: LoopServices, state: RunState, step: StepRecord) -> bool:
+    """Every code check passes after this step and the judged ones, judged now, agree:
+    the work is done whether or not the model says so (the 1.5B model, its work done
+    and checked, went on to undo it). The judge is asked again only about a workspace
+    whose contents changed since it last said no."""
+    acceptance = state.acceptance
+    if not (loop.config.finish_on_checks and acceptance):
+        return False
+    if step.command == "task_complete" or step.status != "done":
+        return False
+    verdict = await acceptance.verdict()
+    code = [r for r in verdict.results if r.check.kind == "code"]
+    if not code or not all(r.passed for r in code):
+        return False  # judged checks alone wait for a claim: the 1.5B judge says yes too easily
+    if any(c.kind == "judged" for c in acceptance.checks):
+        judged_on = await asyncio.to_thread(content_print, state.workspace)
+        if judged_on == state.judged_on:
+            return False
+        state.judged_on = judged_on
+        verdict = await acceptance.verdict(judge=state.spent)
+    await loop.emit(state.run.id, ChecksRun(**verdict.to_json()), step.n)
+    return verdict.passed
+
+
+async def final_checks(state: RunState) -> Verdict | None:
+    """The checks on the workspace as the run ends (judged ones as last judged)."""
+    if state.acceptance is None:
+        return None
+    try:
+        return await state.acceptance.verdict()
+    except Exception:  # a run's end is recorded whatever the checks do
+        return None
+
+
+async def claim(loop: LoopServices, state: RunState, claimed: ToolResult, n: int) -> ToolResult:
+    """Accept task_complete only if every acceptance check passes (the judged ones judged
+    now); without checks, only if the files the task and goals name exist, not empty."""
+    run = state.run
+    if state.acceptance is not None:
+        acceptance = state.acceptance
+        verdict = await acceptance.verdict(judge=state.spent)
+        await report_left_out(loop, state, n)
+        await loop.emit(run.id, ChecksRun(**verdict.to_json()), n)
+        if verdict.passed:
+            return ToolResult(
+                True, f"{claimed.output} (all {len(verdict.results)} checks pass)", final=True
+            )
+        state.refusal = acceptance.refusal(verdict)
+        return ToolResult(False, state.refusal)
+    problems = await asyncio.to_thread(
+        unmet_deliverables,
+        state.workspace,
+        [run.goal, *state.identity.goals],
+        loop.found_at_start(state),
+    )
+    if not problems:
+        return claimed
+    return ToolResult(
+        False,
+        f"task_complete was refused: {'; '.join(problems)}. "
+        "Finish the work the goals ask for first.",
+    )

@@ -1,0 +1,173 @@
+"""Carrying out a step's action: the gate before a tool (a person's approval, or the policy's
+refusal when no one is at a terminal) weighed by what the action can reach and whether
+outside content is in the context, then the tool itself or, for a code action, the program
+in the sandbox with the tools bridged to it (docs/tools.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from autonoma.agent.action import Action
+from autonoma.agent.approval import ApprovalRequest, Decision
+from autonoma.agent.code_actions import HELPERS, PROGRAM, functions, named_tools, report
+from autonoma.agent.loop_context import in_programs
+from autonoma.agent.loop_services import LoopServices
+from autonoma.agent.run_state import RunState
+from autonoma.runtime.events import ApprovalAnswered, ApprovalAsked
+from autonoma.tools import Risk, Tool, ToolResult
+from autonoma.tools.bridge import run_program
+from autonoma.tools.sandbox import SandboxError
+
+_RISK_ORDER = [Risk.READ, Risk.WRITE, Risk.NETWORK, Risk.EXECUTE]
+
+
+async def act(
+    loop: LoopServices, state: RunState, n: int, action: Action
+) -> tuple[ToolResult, bool]:
+    """The tool's result, and whether the person denied it (then it did not run)."""
+    if loop.config.actions == "code" and action.command == PROGRAM:
+        return await program(loop, state, n, action)
+    tool = loop.tools.get(action.command)
+    if tool is None:  # only possible with an unconstrained backend that slipped
+        return ToolResult(False, f"error: there is no command {action.command!r}"), False
+    reason = untrusted_reason(loop, state)
+    if tool.risk is not Risk.READ and needs_person(loop, reason, [tool]):
+        decision = await approve(loop, state, n, action, tool.risk, reason)
+        if decision.kind == "no":
+            return ToolResult(False, f"the person refused to run {action.command}"), True
+        if decision.kind == "feedback":
+            return ToolResult(False, refused(action.command, decision)), True
+    return await tool.run(state.context, action.arguments), False
+
+
+async def program(
+    loop: LoopServices, state: RunState, n: int, action: Action
+) -> tuple[ToolResult, bool]:
+    """A code step: the program, approved as a whole if it names a risky tool and needs
+    a person, run in the sandbox with the offered tools as functions."""
+    if loop.sandbox is None:
+        return ToolResult(False, "error: code actions need the sandbox (bubblewrap)"), False
+    context = state.context
+    code = str(action.arguments.get("code", ""))
+    offered = in_programs(state)
+    names = functions(offered)
+    risks = {t.name: t.risk for t in offered}
+    risky = {name for name in named_tools(code, names) if risks[name] is not Risk.READ}
+    outside_before = state.outside_from
+    if risky:
+        reason = untrusted_reason(loop, state)
+        if needs_person(loop, reason, [t for t in offered if t.name in risky]):
+            worst = max((risks[name] for name in risky), key=_RISK_ORDER.index)
+            decision = await approve(loop, state, n, action, worst, reason)
+            if decision.kind == "no":
+                return ToolResult(False, "the person refused to run the program"), True
+            if decision.kind == "feedback":
+                return ToolResult(False, refused("the program", decision)), True
+    # the program can read every file: any the run did not write makes its output outside
+    foreign = context.own.foreign(context.workspace.files()) if context.own else []
+    flags = {"claimed": False, "untrusted": bool(foreign)}
+
+    async def call(name: str, arguments: dict[str, Any]) -> ToolResult:
+        tool = loop.tools.get(name)
+        if tool is None:
+            return ToolResult(False, f"error: there is no command {name!r}")
+        if tool.risk is not Risk.READ:
+            if name not in risky:
+                return ToolResult(False, f"refused: call {name} by its name in the program")
+            entered = state.outside_from != outside_before
+            if entered and needs_person(loop, untrusted_reason(loop, state), [tool]):
+                return ToolResult(
+                    False,
+                    f"refused: outside content entered during this program, so {name} "
+                    "needs the person's approval: call it in a program of its own",
+                )
+        result = await tool.run(context, arguments)
+        if result.untrusted:
+            flags["untrusted"] = True
+            await loop.mark_outside(state, n, f"{name} brought outside content")
+        flags["claimed"] = flags["claimed"] or result.final
+        return result
+
+    try:
+        ran = await run_program(
+            loop.sandbox, context.workspace.root, code, offered, call, helpers=HELPERS
+        )
+    except SandboxError as error:
+        return ToolResult(False, f"error: the program could not start: {error}"), False
+    output = report(ran, loop.config.max_observation_chars)
+    ok = ran.sandbox.ok
+    if flags["claimed"] and not ok:
+        output += "\n(task_complete was called, but the program then failed: not checked)"
+    final = flags["claimed"] and ok
+    return ToolResult(ok, output, final=final, untrusted=flags["untrusted"]), False
+
+
+def needs_person(loop: LoopServices, untrusted: str, tools: list[Tool]) -> bool:
+    """Whether a person must approve using `tools` (none of them read-only): always
+    without --continuous; in a continuous run, after outside content, unless every
+    effect of theirs stays in the workspace, where `autonoma undo` can put it back."""
+    if not loop.config.continuous:
+        return True
+    return bool(untrusted) and not all(undoable(loop, t) for t in tools)
+
+
+def undoable(loop: LoopServices, tool: Tool) -> bool:
+    if not tool.undoable:
+        return False
+    return tool.risk is Risk.WRITE or (loop.sandbox is not None and loop.sandbox.isolated)
+
+
+def untrusted_reason(loop: LoopServices, state: RunState) -> str:
+    """Why the run's context is not the person's alone, or "" when it is (or the guard
+    is off)."""
+    if state.outside_from is None or not loop.config.approve_after_untrusted:
+        return ""
+    if state.outside_from == 0 and state.by_found:
+        return (
+            "outside content was in the context from the run's start: files in the "
+            "workspace it did not write (--trust-workspace says they are the person's)"
+        )
+    if state.outside_from == 0:
+        return "outside content was in the context from the run's start"
+    return f"outside content entered the context at step {state.outside_from}"
+
+
+async def approve(
+    loop: LoopServices, state: RunState, n: int, action: Action, risk: Risk, reason: str = ""
+) -> Decision:
+    """The person's answer (or the policy's, with no one at a terminal) to running `action`;
+    a "yes" for several times covers the next commands that need one."""
+    if state.approved_ahead > 0:
+        state.approved_ahead -= 1
+        return Decision(kind="yes")
+    continuous = loop.config.continuous
+    request = ApprovalRequest(
+        n,
+        action.command,
+        action.arguments,
+        risk,
+        action.thoughts.speak or action.thoughts.text,
+        reason,
+        callable=tuple(
+            t.name
+            for t in state.offered
+            if t.risk is Risk.READ or (continuous and undoable(loop, t))
+        ),
+    )
+    run_id = state.run.id
+    await loop.emit(run_id, ApprovalAsked(command=action.command, risk=str(risk), reason=reason), n)
+    decision = await loop.approver(request)
+    state.approved_ahead = max(0, decision.times - 1) if decision.kind == "yes" else 0
+    answered = ApprovalAnswered(
+        decision=decision.kind, times=decision.times, feedback=decision.feedback, by=decision.by
+    )
+    await loop.emit(run_id, answered, n)
+    return decision
+
+
+def refused(what: str, decision: Decision) -> str:
+    """The observation of a command not run: the policy's words as they are, a person's
+    feedback as theirs."""
+    if decision.by == "policy":
+        return decision.feedback
+    return f"the person did not run {what} and said: {decision.feedback}"
