@@ -404,3 +404,24 @@ def test_a_cost_limit_without_a_price_is_said_and_a_price_can_be_given(
     assert json.loads(priced.stdout)["totals"]["usd"] > 0
     half = cli(home, "run", "x", "--model", f"{spec(server)}?price_in=1")
     assert "give both price_in and price_out" in one_line_error(half)
+
+
+def test_help_joins_a_docstring_s_lines_into_paragraphs_and_lists_every_command() -> None:
+    import typer
+
+    from autonoma.cli import app, plain_metavars
+
+    command = plain_metavars(typer.main.get_command(app))
+    names = set(command.commands)  # type: ignore[attr-defined]
+    assert {"run", "resume", "show", "graph", "export", "undo", "rate", "tools", "schema"} <= names
+    for name, sub in command.commands.items():  # type: ignore[attr-defined]
+        paragraphs = (sub.help or "").split("\n\n")
+        assert all("\n" not in p for p in paragraphs), name
+    shown = subprocess.run(
+        [sys.executable, "-m", "autonoma", "--help"],
+        capture_output=True,
+        text=True,
+        env=os.environ | {"COLUMNS": "200"},
+        check=True,
+    ).stdout
+    assert "for a planned run: the task graph, and each" in shown  # one line at 200 columns
