@@ -74,7 +74,7 @@ from autonoma.agent.loop import LoopConfig, RunLoop  # noqa: E402
 from autonoma.agent.planned import PlanConfig, PlannedRun  # noqa: E402
 from autonoma.agent.remote import placement  # noqa: E402
 from autonoma.agent.session import create_run  # noqa: E402
-from autonoma.agent.settings import RunSettings  # noqa: E402
+from autonoma.agent.settings import PlanningSettings, RunSettings  # noqa: E402
 from autonoma.agent.wiring import default_tools  # noqa: E402
 from autonoma.llm import LLMSettings, Model  # noqa: E402
 from autonoma.llm.factory import open_model  # noqa: E402
@@ -478,11 +478,13 @@ async def run_planned(
             continuous=True,
             memory=False,
             strategy="plan",
-            concurrency=concurrency,
-            task_steps=3,
-            task_retries=0,
+            planning=PlanningSettings(
+                concurrency=concurrency,
+                task_steps=3,
+                task_retries=0,
+                executor=executor,  # type: ignore[arg-type]
+            ),
             limits=BudgetLimits(max_steps=None),
-            executor=executor,  # type: ignore[arg-type]
         )
         try:
             async with placement(settings, store, model) as place:

@@ -243,8 +243,10 @@ def test_a_run_can_continue_an_earlier_runs_memory(home: Path, server: FakeOpenA
     assert second.returncode == 0, second.stderr
     second_id = json.loads(second.stdout)["run_id"]
     settings = json.loads(cli(home, "show", second_id, "--json").stdout)["settings"]
-    assert settings["memory_agent"] == first_id
-    assert settings["embedder"] == "lexical"  # the earlier run's: its memory is kept by it
+    assert settings["memory"]["agent"] == first_id
+    assert (
+        settings["memory"]["embedder"] == "lexical"
+    )  # the earlier run's: its memory is kept by it
     other = cli(home, "run", "x", "--model", spec(server), "--memory-of", first_id,
                 "--embedder", "minilm")  # fmt: skip
     assert "made with the lexical embedder; --embedder minilm would read an empty one" in (

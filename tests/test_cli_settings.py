@@ -23,6 +23,10 @@ checks = false
 memory = false
 strategy = "loop"
 
+[planning]
+task_steps = 4
+concurrency = 1
+
 [limits]
 max_steps = 5
 max_tokens = 50000
@@ -51,7 +55,8 @@ def test_a_settings_file_sets_the_run_and_options_given_win(
     assert stored["version"] == SETTINGS_VERSION
     assert stored["limits"]["max_steps"] == 3  # the option, over the file's 5
     assert stored["limits"]["max_tokens"] == 50000  # the file's, kept beside it
-    assert (stored["seed"], stored["continuous"], stored["memory"]) == (7, True, False)
+    assert (stored["seed"], stored["continuous"], stored["memory"]["enabled"]) == (7, True, False)
+    assert stored["planning"] | {"task_steps": 4, "concurrency": 1} == stored["planning"]
     assert stored["tools"]["groups"] == ["calculator"]  # not the --tools default
     assert stored["llm"]["idle_timeout_s"] == 90  # a slow server's limit, kept for resume
 
@@ -60,6 +65,13 @@ def test_a_settings_file_sets_the_run_and_options_given_win(
     ("content", "options", "said"),
     [
         ("tasksteps = 3\n", [], r"tasksteps in .*run.toml is not a setting"),
+        ("[planning]\ntasksteps = 3\n", [], r"planning.tasksteps in .*run.toml is not a setting"),
+        ("[planning]\ntask_steps = 0\n", [], r"planning.task_steps in .*: Input should be greater"),
+        ("task_steps = 3\n", [], r"task_steps in .*run.toml is now planning.task_steps"),
+        ("planning = 3\n", ["--strategy", "plan", "--task-steps", "2"], r"planning in .*dict"),
+        ("embedder = 'x'\n", [], r"embedder in .*run.toml is now memory.embedder"),
+        ("[memory]\nimportance = 'x'\n", [], r"memory.importance in .* one of model, heuristic,"),
+        ("[memory]\nenabled = true\n", ["--importance", "x"], r"--importance is one of model, "),
         ("[llm]\nidle_timeout = 3\n", [], r"llm.idle_timeout in .*run.toml is not a setting"),
         ('strategy = "graph"\n', [], r"strategy in .*run.toml is one of loop, plan, not 'graph'"),
         ('strategy = "loop"\n', ["--strategy", "x"], r"--strategy is one of loop, plan, not 'x'"),
@@ -117,13 +129,37 @@ def test_options_that_would_do_nothing_are_refused_with_the_reason(
 def test_a_newer_shape_is_refused_and_the_oldest_is_migrated() -> None:
     with pytest.raises(ValueError, match="newer autonoma"):
         migrate({"version": SETTINGS_VERSION + 1})
-    assert migrate({"model": "x"}) == {"model": "x", "actions": "json", "version": 2}
+    assert migrate({"model": "x"}) == {
+        "model": "x", "actions": "json", "version": 3, "memory": {}, "planning": {}
+    }  # fmt: skip
+    two = {"version": 2, "model": "x", "memory": False, "memory_agent": "r1", "embedder": "lexical",
+           "strategy": "plan", "task_steps": 4, "planner": "tot", "actions": "code"}  # fmt: skip
+    three = RunSettings.stored(two)
+    assert (three.memory.enabled, three.memory.agent, three.memory.embedder) == (
+        False,
+        "r1",
+        "lexical",
+    )
+    assert (three.strategy, three.planning.task_steps, three.planning.planner) == ("plan", 4, "tot")
+    assert three.version == SETTINGS_VERSION and three.actions == "code"
 
 
-async def test_a_run_stored_in_the_old_shape_resumes(tmp_path: Path) -> None:
-    # settings as runs stored them before `version` and `actions` existed
-    old = RunSettings(model="scripted", continuous=True, checks=False, memory=False).model_dump()
-    del old["version"], old["actions"]
+def flat(settings: RunSettings) -> dict[str, object]:
+    """Settings as version 2 stored them: memory's and planning's at the top level."""
+    data = settings.model_dump()
+    memory, planning = data.pop("memory"), data.pop("planning")
+    data |= {"memory": memory["enabled"], "memory_agent": memory["agent"]}
+    data |= {"importance": memory["importance"], "embedder": memory["embedder"]} | planning
+    return data | {"version": 2}
+
+
+@pytest.mark.parametrize("shape", [1, 2])
+async def test_a_run_stored_in_an_old_shape_resumes(tmp_path: Path, shape: int) -> None:
+    # settings as runs stored them before `version` and `actions` existed (1), or before
+    # memory's and planning's settings were nested (2)
+    old = flat(RunSettings(model="scripted", continuous=True, checks=False, memory=False))
+    if shape == 1:
+        del old["version"], old["actions"]
     store = RunStore(tmp_path / "runs.db")
     run = store.create_run(
         goal="Write hi to hi.txt",

@@ -181,3 +181,31 @@ async def test_unused_scripted_answers_are_noticed(tmp_path: Path) -> None:
     _, model = await run_scripted("Write a.txt", script, tmp_path)
     with pytest.raises(AssertionError, match=r"1 scripted answer\(s\) left unused"):
         model.assert_complete()
+
+
+def test_every_settings_file_the_docs_show_is_valid() -> None:
+    import contextlib
+    import tomllib
+
+    from pydantic import ValidationError
+
+    from autonoma import ToolSettings
+
+    shown = [
+        block
+        for page in ("library.md", "agent.md", "planning.md", "memory.md", "tools.md")
+        if (ROOT / "docs" / page).exists()
+        for block in re.findall(r"```toml\n(.*?)```", (ROOT / "docs" / page).read_text(), re.S)
+    ]
+    run_files = 0
+    for data in [tomllib.loads(block) for block in shown]:
+        with contextlib.suppress(ValidationError):
+            ToolSettings.model_validate(data)
+            continue  # a tool settings file (--tool-settings)
+        settings = RunSettings.model_validate(data)
+        run_files += 1
+        if "planning" in data:
+            assert (
+                settings.planning.model_dump() | data["planning"] == settings.planning.model_dump()
+            )
+    assert run_files, "the docs show no run settings file"

@@ -20,6 +20,8 @@ _WHERE = {
     "resume": "autonoma.agent.library",
     "run_sync": "autonoma.agent.library",
     "RunSettings": "autonoma.agent.settings",
+    "MemorySettings": "autonoma.agent.settings",
+    "PlanningSettings": "autonoma.agent.settings",
     "BudgetLimits": "autonoma.runtime.budget",
     "ToolSettings": "autonoma.tools.settings",
     "RunOutcome": "autonoma.agent.outcome",
@@ -37,6 +39,8 @@ __all__ = [
     "BudgetLimits",
     "Decision",
     "EventRecord",
+    "MemorySettings",
+    "PlanningSettings",
     "Risk",
     "RunOutcome",
     "RunSettings",
@@ -53,7 +57,7 @@ if TYPE_CHECKING:
     from autonoma.agent.approval import ApprovalRequest, Decision
     from autonoma.agent.library import resume, run, run_sync
     from autonoma.agent.outcome import RunOutcome
-    from autonoma.agent.settings import RunSettings
+    from autonoma.agent.settings import MemorySettings, PlanningSettings, RunSettings
     from autonoma.runtime.budget import BudgetLimits
     from autonoma.runtime.store import EventRecord, RunStore
     from autonoma.tools import Risk, ToolContext, tool

@@ -250,8 +250,8 @@ async def _start_and_drive(
             view_console.print(identity_panel(record))
         settings = RunSettings.stored(record.settings)
         embedder = None
-        if settings.memory:
-            embedder, notice = choose_embedder(settings.embedder)
+        if settings.memory.enabled:
+            embedder, notice = choose_embedder(settings.memory.embedder)
             if notice:
                 err.print(Text(notice, style="yellow"))
         return await run_agent(
@@ -534,11 +534,14 @@ def run(
         if option in chosen
     }
     if memory_of is not None:
-        if not (memory if "memory" in chosen else base.get("memory", True)):
+        in_file = base.get("memory", True)
+        if isinstance(in_file, dict):
+            in_file = in_file.get("enabled", True)
+        if not (memory if "memory" in chosen else in_file):
             raise typer.BadParameter(unused_options(RunSettings(memory=False), {"memory_of"}))
         options["memory_agent"] = memory_owner(store, memory_of)
         chosen.add("memory_agent")
-        theirs = RunSettings.stored(store.get_run(memory_of).settings).embedder
+        theirs = RunSettings.stored(store.get_run(memory_of).settings).memory.embedder
         if "embedder" in chosen and embedder != theirs:
             raise typer.BadParameter(
                 f"--memory-of {memory_of} continues a memory made with the {theirs} embedder; "
@@ -552,7 +555,7 @@ def run(
     if unused:
         raise typer.BadParameter(unused)
     check_placement(settings)  # an unreachable Ray cluster fails here, before the run exists
-    if settings.strategy == "plan" and settings.planner == "pddl":
+    if settings.strategy == "plan" and settings.planning.planner == "pddl":
         load_pddl_domain(settings)  # so does a domain that cannot be read or parsed
     identity = identity_from_options(goal, name, role, goals)
     view_console = err if as_json else out
@@ -575,7 +578,7 @@ def memory_owner(store: RunStore, run_id: str | None) -> str | None:
     if run_id is None:
         return None
     earlier = store.get_run(run_id)  # a clear error if there is no such run
-    return RunSettings.stored(earlier.settings).memory_agent or earlier.id
+    return RunSettings.stored(earlier.settings).memory.agent or earlier.id
 
 
 @app.command()
@@ -636,7 +639,7 @@ def resume(
             f"({settings.model}); give it again: autonoma resume {run_id} --model SPEC"
         )
     if ray_address is not None:
-        settings.ray_address = ray_address
+        settings.planning.ray_address = ray_address
     if tool_settings is not None:
         named = "groups" in read_settings_file(tool_settings, "the tool settings")
         groups = None if named else ",".join(settings.tools.groups) or "none"

@@ -16,25 +16,39 @@ import platformdirs
 import typer
 from pydantic import ValidationError
 
-from autonoma.agent.settings import RunSettings
+from autonoma.agent.settings import MEMORY_WAS, PLANNING_WAS, RunSettings
 from autonoma.runtime.inputs import InputFileError, read_input
 from autonoma.tools.settings import TOOL_GROUPS, ToolSettings
 
-# the CLI's options that are the settings' fields of the same name
-SAME_NAME = (
-    "model", "continuous", "seed", "memory", "importance", "embedder", "strategy",
-    "concurrency", "task_steps", "subagents", "create_tasks", "replans", "executor",
-    "ray_address", "planner", "pddl_domain", "tot_rate", "tot_search", "self_reflect", "trials",
-    "checks", "actions",
-)  # fmt: skip
+# the CLI's options that set a run setting, and where each sits in `RunSettings`
+FIELD_OF = {
+    "model": "model", "continuous": "continuous", "seed": "seed", "strategy": "strategy",
+    "subagents": "subagents", "self_reflect": "self_reflect", "trials": "trials",
+    "checks": "checks", "actions": "actions",
+    "memory": "memory.enabled", "memory_agent": "memory.agent",
+    "importance": "memory.importance", "embedder": "memory.embedder",
+    "concurrency": "planning.concurrency", "task_steps": "planning.task_steps",
+    "create_tasks": "planning.create_tasks", "replans": "planning.replans",
+    "executor": "planning.executor", "ray_address": "planning.ray_address",
+    "planner": "planning.planner", "pddl_domain": "planning.pddl_domain",
+    "tot_rate": "planning.tot_rate", "tot_search": "planning.tot_search",
+}  # fmt: skip
+SAME_NAME = tuple(name for name in FIELD_OF if name != "memory_agent")  # run's parameters
+# settings of version 2's top level that are nested now, and where
+MOVED = {old: f"memory.{new}" for old, new in MEMORY_WAS.items()} | {
+    name: f"planning.{name}" for name in PLANNING_WAS
+}
 # the option (its parameter) that holds each field's value
-OPTION_OF = {
-    "memory_agent": "memory_of",
-    "limits.max_steps": "max_steps",
-    "limits.max_tokens": "max_tokens",
-    "limits.max_usd": "budget_usd",
-    "limits.max_seconds": "max_minutes",
-} | {name: name for name in SAME_NAME}
+OPTION_OF = (
+    {
+        "limits.max_steps": "max_steps",
+        "limits.max_tokens": "max_tokens",
+        "limits.max_usd": "budget_usd",
+        "limits.max_seconds": "max_minutes",
+    }
+    | {path: name for name, path in FIELD_OF.items()}
+    | {"memory.agent": "memory_of"}
+)
 
 
 def read_settings_file(path: Path, what: str) -> dict[str, Any]:
@@ -88,7 +102,17 @@ def run_settings(
 ) -> RunSettings:
     """The file's settings (`base`, read from `path`) with the `chosen` of `options` on top,
     and the tools as built from both (`tool_settings_from`)."""
-    data = dict(base) | {name: value for name, value in options.items() if name in chosen}
+    data = json.loads(json.dumps(base))  # a copy: the nested tables are filled in below
+    if isinstance(data.get("memory"), bool):  # `memory = false`, short for its `enabled`
+        data["memory"] = {"enabled": data["memory"]}
+    for name, value in options.items():
+        if name in chosen and name in FIELD_OF:
+            *tables, key = FIELD_OF[name].split(".")
+            into = data
+            for table in tables:
+                into = into.setdefault(table, {})
+            if isinstance(into, dict):  # else the file's value is refused below
+                into[key] = value
     data["limits"] = {**base.get("limits", {}), **options.get("limits", {})}
     data["tools"] = tools.model_dump()
     try:
@@ -161,6 +185,9 @@ def one_line(
         choices = re.findall(r"'([^']*)'", str(first.get("ctx", {}).get("expected", "")))
         return f"{where} is one of {', '.join(choices)}, not {first['input']!r}"
     if first["type"] == "extra_forbidden":
+        moved = MOVED.get(key)
+        if moved is not None and path is not None:  # a file in version 2's shape
+            return f"{where} is now {moved} ([{moved.split('.')[0]}] in a settings file)"
         return f"{where} is not a setting ({listed_in} lists them)"
     return f"{where}: {first['msg']}"
 
@@ -176,12 +203,12 @@ def unused_options(settings: RunSettings, chosen: AbstractSet[str]) -> str:
     plan_only = [name for name in PLAN_ONLY if name in chosen]
     if plan_only and settings.strategy != "plan":
         return f"--{plan_only[0].replace('_', '-')} is for a planned run: add --strategy plan"
-    if "pddl_domain" in chosen and settings.planner != "pddl":
+    if "pddl_domain" in chosen and settings.planning.planner != "pddl":
         return "--pddl-domain is for the PDDL planner: add --planner pddl"
-    if ("tot_rate" in chosen or "tot_search" in chosen) and settings.planner != "tot":
+    if ("tot_rate" in chosen or "tot_search" in chosen) and settings.planning.planner != "tot":
         return "--tot-rate and --tot-search are for the ToT planner: add --planner tot"
     if "trials" in chosen and not settings.self_reflect:
         return "--trials counts the trials of --self-reflect: add --self-reflect"
-    if "memory_of" in chosen and not settings.memory:
+    if "memory_of" in chosen and not settings.memory.enabled:
         return "--memory-of continues an earlier run's memory, which --no-memory turns off"
     return ""

@@ -25,7 +25,7 @@ from autonoma.tools.retrieval import needs_retrieval
 def listed_tools(settings: RunSettings, workspace: Path) -> tuple[list[Tool], list[str]]:
     """The tools a run with `settings` offers (built-in, then each MCP server's), and what
     was left out with the reason."""
-    registry = run_tools(settings, memory=settings.memory, sandbox=open_sandbox(settings))
+    registry = run_tools(settings, memory=settings.memory.enabled, sandbox=open_sandbox(settings))
     if not settings.tools.mcp:
         return list(registry), []
     from autonoma.tools.mcp import McpTools  # needs the mcp extra

@@ -8,9 +8,12 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 from autonoma.agent.identity import AgentIdentity
 from autonoma.agent.session import create_run, run_agent
-from autonoma.agent.settings import RunSettings
+from autonoma.agent.settings import PlanningSettings, RunSettings
+from autonoma.cli_settings import FIELD_OF
 from autonoma.llm import ScriptedModel
 from autonoma.llm.base import CompletionRequest
 from autonoma.llm.types import Message
@@ -142,6 +145,20 @@ def fruit_steps() -> dict[str, list[dict[str, Any]]]:
     }
 
 
+def settings_with(base: RunSettings, **changes: Any) -> RunSettings:
+    """`base` with `changes` given by their command-line names (`task_steps=3` sets
+    `planning.task_steps`, `memory=True` sets `memory.enabled`), validated."""
+    data = base.model_dump()
+    for name, value in changes.items():
+        planning = name in PlanningSettings.model_fields
+        *tables, key = FIELD_OF.get(name, f"planning.{name}" if planning else name).split(".")
+        into = data
+        for table in tables:
+            into = into[table]
+        into[key] = value.model_dump() if isinstance(value, BaseModel) else value
+    return RunSettings.model_validate(data)
+
+
 async def start_planned(
     tmp_path: Path, model: ScriptedModel, **settings: Any
 ) -> tuple[RunStore, Any, Any]:
@@ -152,9 +169,10 @@ async def start_planned(
         continuous=True,
         memory=False,
         strategy="plan",
-        task_steps=3,
+        planning=PlanningSettings(task_steps=3),
         limits=BudgetLimits(max_steps=60),
-    ).model_copy(update=settings)
+    )
+    options = settings_with(options, **settings)
     run, _ = await create_run(
         store,
         model,

@@ -14,11 +14,13 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from autonoma import testing
 from tests.fake_openai import FakeOpenAI
 from tests.memory_answers import fake_server_memory_answer
 
@@ -31,9 +33,7 @@ SIX_LINES = {
 }
 
 
-def act(command: str, **args: Any) -> dict[str, Any]:
-    thoughts = {k: "" for k in ("text", "reasoning", "plan", "criticism", "speak")}
-    return {"thoughts": thoughts, "command": {"name": command, "args": args}}
+act = partial(testing.act, thoughts=dict.fromkeys(testing.THOUGHTS, ""))  # thoughts empty
 
 
 def appender(log: Path) -> Callable[[dict[str, Any]], dict[str, Any]]:

@@ -12,9 +12,10 @@ from typing import Any
 
 import pytest
 
+from autonoma import testing
 from autonoma.agent.identity import AgentIdentity
 from autonoma.agent.session import create_run, memory_path, run_agent
-from autonoma.agent.settings import RunSettings
+from autonoma.agent.settings import MemorySettings, RunSettings
 from autonoma.llm import ScriptedModel
 from autonoma.llm.base import CompletionRequest
 from autonoma.llm.types import Message
@@ -32,14 +33,9 @@ BUDGET = 1500  # the prompt's token budget in these tests: small, so steps age o
 
 
 def act(command: str, **args: Any) -> dict[str, Any]:
-    thoughts = {
-        "text": f"doing {command}",
-        "reasoning": f"step needs {command}",
-        "plan": "keep notes",
-        "criticism": "",
-        "speak": "",
-    }
-    return {"thoughts": thoughts, "command": {"name": command, "args": args}}
+    """An action whose plan is the same every step (what memory is asked about)."""
+    thoughts = {"text": f"doing {command}", "plan": "keep notes", "criticism": "", "speak": ""}
+    return testing.act(command, thoughts=thoughts | {"reasoning": f"step needs {command}"}, **args)
 
 
 class Agentish:
@@ -178,7 +174,9 @@ async def test_a_later_run_can_be_given_an_earlier_runs_memory(
         return act("recall", query="secret code word")
 
     later_agent = Agentish(later_plan)
-    later, model = await start(tmp_path, store, later_agent, max_steps=1, memory_agent=earlier.id)
+    later, model = await start(
+        tmp_path, store, later_agent, max_steps=1, memory=MemorySettings(agent=earlier.id)
+    )
     await run_agent(store, model, later, embedder=LexicalEmbedder())
     (step,) = store.steps(later.id)
     assert "PELICAN-42" in (step.observation or "")

@@ -20,12 +20,13 @@ from autonoma.agent.approval import ApprovalRequest, Decision
 from autonoma.agent.identity import AgentIdentity
 from autonoma.agent.outcome import RunOutcome
 from autonoma.agent.session import create_run, run_agent
-from autonoma.agent.settings import RunSettings
+from autonoma.agent.settings import PlanningSettings, RunSettings
 from autonoma.errors import ConfigError
 from autonoma.llm import RateLimiter, open_model
 from autonoma.runtime.budget import BudgetLimits
 from autonoma.runtime.store import EventRecord, RunStore
 from autonoma.testing import act
+from tests.agent.helpers import settings_with
 from tests.cli_helpers import HAIKU, cli, one_line_error
 from tests.fake_openai import FakeOpenAI
 from tests.memory_answers import fake_server_memory_answer
@@ -122,11 +123,10 @@ async def planned_run(
         continuous=True,
         memory=False,
         strategy="plan",
-        task_steps=3,
-        replans=0,
+        planning=PlanningSettings(task_steps=3, replans=0, executor=executor),
         limits=BudgetLimits(max_steps=60),
-        executor=executor,
-    ).model_copy(update=settings)
+    )
+    options = settings_with(options, **settings)
     model = open_model(options.model)
     events: list[EventRecord] = []
     try:
@@ -259,8 +259,7 @@ async def test_a_risky_command_on_a_worker_is_approved_on_the_driver(
             model=f"openai:fake@{server.base_url}",
             memory=False,
             strategy="plan",
-            replans=0,
-            executor="ray",
+            planning=PlanningSettings(replans=0, executor="ray"),
         )
         model = open_model(settings.model)
         try:
@@ -280,10 +279,13 @@ async def test_ray_needs_a_planned_run_and_a_model_a_worker_can_rebuild(tmp_path
     store = RunStore(tmp_path / "runs.db")
     model = open_model("openai:fake@http://127.0.0.1:9/v1")
     for options, problem in (
-        ({"executor": "ray"}, "add --strategy plan"),
-        ({"model": "scripted", "strategy": "plan", "executor": "ray"}, "rebuilds the model"),
+        ({"planning": {"executor": "ray"}}, "add --strategy plan"),
         (
-            {"strategy": "plan", "executor": "ray", "ray_address": "x:1"},
+            {"model": "scripted", "strategy": "plan", "planning": {"executor": "ray"}},
+            "rebuilds the model",
+        ),
+        (
+            {"strategy": "plan", "planning": {"executor": "ray", "ray_address": "x:1"}},
             "cannot reach a Ray cluster at x:1",
         ),
     ):

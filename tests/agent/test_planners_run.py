@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from autonoma.agent.session import create_run, make_planner, run_agent
-from autonoma.agent.settings import RunSettings
+from autonoma.agent.settings import PlanningSettings, RunSettings
 from autonoma.errors import ConfigError
 from autonoma.llm import ScriptedModel
 from autonoma.planning.decompose import Decomposer
@@ -31,7 +31,7 @@ async def test_a_pddl_planned_run_does_the_solvers_actions_in_order(tmp_path: Pa
         continuous=True,
         memory=False,
         strategy="plan",
-        planner="pddl",
+        planning=PlanningSettings(planner="pddl"),
     )
     run, _ = await create_run(
         store, model, GOAL, settings, workspace=tmp_path / "ws", identity=IDENTITY
@@ -47,10 +47,18 @@ async def test_a_pddl_planned_run_does_the_solvers_actions_in_order(tmp_path: Pa
 def test_the_planner_setting_chooses_the_planner(tmp_path: Path) -> None:
     model = ScriptedModel([])
     assert type(make_planner(model, RunSettings(checks=False, model="scripted"))) is Decomposer
-    tot = make_planner(model, RunSettings(checks=False, model="scripted", planner="tot", tot_k=4))
+    tot = make_planner(
+        model,
+        RunSettings(
+            checks=False, model="scripted", planning=PlanningSettings(planner="tot", tot_k=4)
+        ),
+    )
     assert isinstance(tot, ToTDecomposer) and tot.k == 4
+    domain = str(tmp_path / "x.pddl")
     missing = RunSettings(
-        checks=False, model="scripted", planner="pddl", pddl_domain=str(tmp_path / "x.pddl")
+        checks=False,
+        model="scripted",
+        planning=PlanningSettings(planner="pddl", pddl_domain=domain),
     )
     with pytest.raises(ConfigError, match="cannot read the PDDL domain"):
         make_planner(model, missing)

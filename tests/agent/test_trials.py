@@ -27,6 +27,7 @@ from tests.agent.helpers import (
     PLUMS_FROM_MEMORY,
     Planet,
     fruit_steps,
+    settings_with,
     write_then_finish,
 )
 from tests.agent.helpers import start_planned as start
@@ -140,7 +141,8 @@ async def begin(tmp_path: Path, model: ScriptedModel, **settings: Any) -> tuple[
     store = RunStore(tmp_path / "runs.db")
     options = RunSettings(
         checks=False, model="scripted", continuous=True, memory=False, self_reflect=True
-    ).model_copy(update=settings)
+    )
+    options = settings_with(options, **settings)
     run, _ = await create_run(store, model, GOAL, options, workspace=tmp_path / "ws",
                               identity=IDENTITY)  # fmt: skip
     return store, run

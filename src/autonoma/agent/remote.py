@@ -77,7 +77,7 @@ def worker_tools(settings: RunSettings) -> tuple[ToolRegistry, ToolServices, San
     guard), and where its acceptance checks run: the run's own, less sub-agents (see above)."""
     there = settings.model_copy(update={"subagents": False})
     sandbox = open_sandbox(there)
-    registry = run_tools(there, memory=settings.memory, sandbox=sandbox)
+    registry = run_tools(there, memory=settings.memory.enabled, sandbox=sandbox)
     return registry, tool_services(there, sandbox), checks_sandbox(there, sandbox)
 
 
@@ -100,7 +100,7 @@ class Placement:
 def check_placement(settings: RunSettings) -> None:
     """Before a run is created: a clear error if its tasks cannot run where it asks (a Ray
     executor for a single loop, a model a worker cannot rebuild, an unreachable cluster)."""
-    if settings.executor == "local":
+    if settings.planning.executor == "local":
         return
     if settings.strategy != "plan":
         raise ConfigError(
@@ -114,7 +114,7 @@ def check_placement(settings: RunSettings) -> None:
             f"the Ray executor rebuilds the model on every worker from its spec: {error}"
         ) from error
     ray_executor = _ray_module()
-    address = ray_executor.resolve_address(settings.ray_address)
+    address = ray_executor.resolve_address(settings.planning.ray_address)
     if address is not None:
         ray_executor.check_reachable(address)
 
@@ -143,15 +143,15 @@ async def placement(
     """Where a run's tasks run, for as long as it runs. For the Ray executor: connected (or
     Ray started here) before anything runs, so a cluster that cannot be reached fails the run
     before its first task; the model's rate limit is made one limit for the whole cluster."""
-    if settings.executor == "local":
+    if settings.planning.executor == "local":
         yield Placement()
         return
     check_placement(settings)
     # a Ray started here gets a CPU slot for every task that may run at once (a task's loop
     # mostly waits for the model), and at least one per core
-    slots = max(os.cpu_count() or 1, settings.concurrency)
+    slots = max(os.cpu_count() or 1, settings.planning.concurrency)
     executor: RayExecutor = _ray_module().RayExecutor(
-        settings.ray_address, settings.concurrency, num_cpus=slots
+        settings.planning.ray_address, settings.planning.concurrency, num_cpus=slots
     )
     await executor.aconnect()
     limited = model if isinstance(model, OpenAICompatModel) else None
@@ -483,7 +483,7 @@ async def run_on_worker(
             ReportingStore.seeded, Path(scratch) / "runs.db", channel, snapshot
         )
         model = open_model(run.model, setup.llm_settings, limiter=setup.limiter)
-        memory = DriverMemory(channel) if settings.memory else None
+        memory = DriverMemory(channel) if settings.memory.enabled else None
         try:
             agent = RunLoop(
                 model,
@@ -491,7 +491,7 @@ async def run_on_worker(
                 store,
                 config=settings.agent_config(limits),
                 approver=DriverApprover(channel),
-                summariser=Summariser(model.in_lane(SIDE_LANE)) if settings.memory else None,
+                summariser=Summariser(model.in_lane(SIDE_LANE)) if memory else None,
                 services=services,
                 memory=memory,
                 sandbox=checking,

@@ -93,7 +93,7 @@ async def create_run(
     fallback = None
     spent = BudgetSpent()
     if identity is None:
-        tools = tools or default_tools(memory=settings.memory, subagents=settings.subagents)
+        tools = tools or default_tools(memory=settings.memory.enabled, subagents=settings.subagents)
         made = await generate_identity(model.in_lane(SIDE_LANE), goal, tools, seed=settings.seed)
         identity, fallback = made.identity, made.fallback_reason
         spent = BudgetSpent(
@@ -165,14 +165,14 @@ async def _run_leased(
 ) -> RunOutcome:
     began = time.time()
     settings = RunSettings.stored(run.settings)
-    dedup = settings.strategy == "plan" and settings.create_tasks
+    dedup = settings.strategy == "plan" and settings.planning.create_tasks
     # MCP servers can bring many tools: retrieval may be needed although the built-ins fit
     sandbox = open_sandbox(settings)
-    offered = tools or run_tools(settings, memory=settings.memory, sandbox=sandbox)
+    offered = tools or run_tools(settings, memory=settings.memory.enabled, sandbox=sandbox)
     offered_count = len(offered) + len(extra_tools)
     retrieval = bool(settings.tools.mcp) or needs_retrieval(offered_count, settings.tools.retrieval)
-    if embedder is None and (settings.memory or dedup or retrieval):
-        embedder = choose_embedder(settings.embedder)[0]
+    if embedder is None and (settings.memory.enabled or dedup or retrieval):
+        embedder = choose_embedder(settings.memory.embedder)[0]
     try:
         return await _run_with(
             store, model, run, settings, approver, listeners, tools, embedder, sandbox, extra_tools
@@ -185,7 +185,7 @@ async def _run_leased(
         await _ended_failed(store, run, listeners, said, since=began)
         raise
     finally:
-        if embedder is not None and not settings.memory:
+        if embedder is not None and not settings.memory.enabled:
             await embedder.aclose()  # with memory on, run_memory closes it
 
 
@@ -242,6 +242,7 @@ async def _run_with(
         retrieval = settings.tools.retrieval
         retrieving = embedder is not None and needs_retrieval(len(registry), retrieval)
         checking = checks_sandbox(settings, sandbox)
+        summariser = Summariser(model.in_lane(SIDE_LANE)) if settings.memory.enabled else None
 
         def make_agent(limits: BudgetLimits) -> RunLoop:
             # one retriever a run: what its find_tools command found stays on offer in it
@@ -258,7 +259,7 @@ async def _run_with(
                 approver=approver,
                 listeners=listeners,
                 memory=memory,
-                summariser=Summariser(model.in_lane(SIDE_LANE)) if settings.memory else None,
+                summariser=summariser,
                 retriever=retriever,
                 services=services,
                 sandbox=checking,
@@ -272,19 +273,19 @@ async def _run_with(
             make_agent,
             limits=settings.limits,
             config=PlanConfig(
-                concurrency=settings.concurrency,
-                task_steps=settings.task_steps,
-                retries=settings.task_retries,
-                replans=settings.replans,
+                concurrency=settings.planning.concurrency,
+                task_steps=settings.planning.task_steps,
+                retries=settings.planning.task_retries,
+                replans=settings.planning.replans,
             ),
             tools=place.tools or [tool.name for tool in registry],
             listeners=listeners,
             creator=TaskCreator(
                 model, Deduplicator(embedder, model) if embedder is not None else None
             )
-            if settings.create_tasks
+            if settings.planning.create_tasks
             else None,
-            replanner=Replanner(model) if settings.replans else None,
+            replanner=Replanner(model) if settings.planning.replans else None,
             executor=place.executor,
             run_task=place.run_task,
         )
@@ -292,15 +293,15 @@ async def _run_with(
 
 
 def make_planner(model: Model, settings: RunSettings) -> Planner:
-    if settings.planner == "tot":
+    if settings.planning.planner == "tot":
         return ToTDecomposer(
             model,
-            k=settings.tot_k,
-            depth=settings.tot_depth,
-            rate=settings.tot_rate,
-            search=settings.tot_search,
+            k=settings.planning.tot_k,
+            depth=settings.planning.tot_depth,
+            rate=settings.planning.tot_rate,
+            search=settings.planning.tot_search,
         )
-    if settings.planner == "pddl":
+    if settings.planning.planner == "pddl":
         from autonoma.planning.pddl import PddlPlanner  # needs the planning extra
 
         return PddlPlanner(model, load_pddl_domain(settings))
@@ -312,7 +313,7 @@ def load_pddl_domain(settings: RunSettings) -> PddlDomain:
     cannot be read or parsed (the CLI asks before the run is made)."""
     from autonoma.planning.pddl import PddlDomain  # needs the planning extra
 
-    name = settings.pddl_domain
+    name = settings.planning.pddl_domain
     if not name.endswith(".pddl"):
         return PddlDomain.load(name)
     try:
@@ -344,15 +345,15 @@ async def run_memory(
     store: RunStore, model: Model, run: RunRecord, settings: RunSettings, embedder: Embedder | None
 ) -> AsyncIterator[AgentMemory | None]:
     """The run's long-term memory (None with memory off), closed (index saved) afterwards."""
-    if not settings.memory:
+    if not settings.memory.enabled:
         yield None
         return
-    embedder = embedder or choose_embedder(settings.embedder)[0]
+    embedder = embedder or choose_embedder(settings.memory.embedder)[0]
     identity = AgentIdentity.model_validate(run.identity)
     persona = Persona(identity.name, identity.role)
     model = model.in_lane(SIDE_LANE)  # memory's calls keep out of the steps' cached prefix
     rater: ImportanceRater = (
-        ModelRater(model, persona) if settings.importance == "model" else HeuristicRater()
+        ModelRater(model, persona) if settings.memory.importance == "model" else HeuristicRater()
     )
     path = memory_path(store, embedder)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -360,7 +361,7 @@ async def run_memory(
     try:
         yield AgentMemory(
             stream,
-            settings.memory_agent or run.id,
+            settings.memory.agent or run.id,
             run.id,
             rater,
             Reflector(model, stream, rater, persona),

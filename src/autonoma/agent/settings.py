@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from autonoma.agent.loop import LoopConfig
 from autonoma.llm.registry import default_actions
@@ -18,8 +18,59 @@ DEFAULT_MODEL = "local:qwen2.5-coder-1.5b"
 """The embedded model that achieved the demo goal on a 2-core laptop (docs/benchmarks.md)."""
 
 
-SETTINGS_VERSION = 2
-"""The shape `RunSettings` are stored in. 1: before `version` (and, earliest, `actions`)."""
+SETTINGS_VERSION = 3
+"""The shape `RunSettings` are stored in. 1: before `version` (and, earliest, `actions`);
+2: memory and planning settings at the top level, not nested."""
+
+
+class MemorySettings(BaseModel):
+    """A run's long-term memory: the memory stream, its reflections, the rolling summary."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    enabled: bool = True
+    """Long-term memory, reflection and the model's rolling summary."""
+    agent: str | None = None
+    """Whose long-term memory: an earlier run's id; default the run's own."""
+    importance: Literal["model", "heuristic"] = "model"
+    """How memories are rated: by the model (the paper's), or by a heuristic."""
+    embedder: Literal["auto", "minilm", "lexical"] = "auto"
+    """Memory embeddings: MiniLM if installed (auto), MiniLM, or lexical."""
+
+
+class PlanningSettings(BaseModel):
+    """A planned run's (strategy plan): how the goal becomes a task graph and how its tasks
+    run (docs/planning.md)."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    planner: Literal["decompose", "tot", "pddl"] = "decompose"
+    """How the goal becomes a graph: one structured answer (decompose), the best of several
+    rated ones (tot: Tree of Thoughts), or a PDDL problem solved by a planner."""
+    concurrency: int = Field(4, ge=1)
+    """Tasks running at once."""
+    task_steps: int = Field(15, ge=1)
+    """The step limit of one attempt at one task."""
+    task_retries: int = Field(1, ge=0)
+    """Further attempts at a failed task."""
+    create_tasks: bool = False
+    """After each result the model may add and re-order tasks."""
+    replans: int = Field(2, ge=0)
+    """Revisions of the rest of the plan after a task fails for good."""
+    executor: Literal["local", "ray"] = "local"
+    """Where tasks run, here (asyncio) or on Ray (docs/planning.md)."""
+    ray_address: str | None = None
+    """Executor ray: the cluster to join (HOST:PORT or auto); default: start Ray here."""
+    pddl_domain: str = "blocksworld"
+    """Planner pddl: a shipped domain's name or a .pddl file."""
+    tot_k: int = Field(3, ge=1, le=8)
+    """Planner tot: plans proposed at each level."""
+    tot_depth: int = Field(1, ge=1, le=2)
+    """Planner tot: 2 also refines the best plan."""
+    tot_rate: Literal["value", "vote"] = "value"
+    """Planner tot: score each plan, or vote among them."""
+    tot_search: Literal["bfs", "dfs"] = "bfs"
+    """Planner tot: level by level, or the best branch first."""
 
 
 class RunSettings(BaseModel):
@@ -41,47 +92,16 @@ class RunSettings(BaseModel):
     """Run risky commands without asking (after outside content, a person is still asked)."""
     seed: int | None = None
     """Sampling seed, for runs that can be replayed exactly."""
-    memory: bool = True
-    """Long-term memory, reflection and the model's rolling summary."""
-    memory_agent: str | None = None
-    """Whose long-term memory: an earlier run's id; default the run's own."""
-    importance: Literal["model", "heuristic"] = "model"
-    """How memories are rated: by the model (the paper's), or by a heuristic."""
-    embedder: Literal["auto", "minilm", "lexical"] = "auto"
-    """Memory embeddings: MiniLM if installed (auto), MiniLM, or lexical."""
+    memory: MemorySettings = Field(default_factory=MemorySettings)
+    """Long-term memory (docs/memory.md); `memory = false` turns it off."""
     strategy: Literal["loop", "plan"] = "loop"
     """One agent loop (AutoGPT's), or a planned task graph whose ready tasks run at once."""
-    concurrency: int = Field(4, ge=1)
-    """Planned: tasks running at once."""
-    task_steps: int = Field(15, ge=1)
-    """Planned: the step limit of one attempt at one task."""
-    task_retries: int = Field(1, ge=0)
-    """Planned: further attempts at a failed task."""
+    planning: PlanningSettings = Field(default_factory=PlanningSettings)
+    """How a planned run (strategy plan) makes and carries out its task graph."""
     subagents: bool = False
     """The start_agent, message_agent, ... commands."""
-    create_tasks: bool = False
-    """Planned: after each result the model may add and re-order tasks."""
-    replans: int = Field(2, ge=0)
-    """Planned: revisions of the rest of the plan after a task fails for good."""
-    executor: Literal["local", "ray"] = "local"
-    """Planned: where tasks run, here (asyncio) or on Ray (docs/planning.md)."""
-    ray_address: str | None = None
-    """Executor ray: the cluster to join (HOST:PORT or auto); default: start Ray here."""
     tools: ToolSettings = Field(default_factory=ToolSettings)
     """Tool groups, sandbox limits, the web's egress rules, MCP servers (docs/tools.md)."""
-    planner: Literal["decompose", "tot", "pddl"] = "decompose"
-    """Planned: how the goal becomes a graph: one structured answer (decompose), the best of
-    several rated ones (tot: Tree of Thoughts), or a PDDL problem solved by a planner."""
-    pddl_domain: str = "blocksworld"
-    """Planner pddl: a shipped domain's name or a .pddl file."""
-    tot_k: int = Field(3, ge=1, le=8)
-    """Planner tot: plans proposed at each level."""
-    tot_depth: int = Field(1, ge=1, le=2)
-    """Planner tot: 2 also refines the best plan."""
-    tot_rate: Literal["value", "vote"] = "value"
-    """Planner tot: score each plan, or vote among them."""
-    tot_search: Literal["bfs", "dfs"] = "bfs"
-    """Planner tot: level by level, or the best branch first."""
     self_reflect: bool = False
     """On a loop, stall or budget burn the monitor detects, reflect and keep the lesson."""
     trials: int = Field(2, ge=1, le=5)
@@ -101,6 +121,12 @@ class RunSettings(BaseModel):
     def stored(cls, data: dict[str, Any]) -> RunSettings:
         """The settings a run was stored with, migrated from the shape they were stored in."""
         return cls.model_validate(migrate(data))
+
+    @field_validator("memory", mode="before")
+    @classmethod
+    def _memory_on_or_off(cls, value: Any) -> Any:
+        """`memory = false` (and `RunSettings(memory=False)`) is short for `enabled`."""
+        return {"enabled": value} if isinstance(value, bool) else value
 
     @model_validator(mode="after")
     def _actions_of_the_model(self) -> RunSettings:
@@ -142,14 +168,27 @@ def _code_can_run(settings: RunSettings) -> bool:
 def migrate(data: dict[str, Any]) -> dict[str, Any]:
     """Stored settings of any earlier shape in today's. Version 1 (no `version`): a run
     stored before `actions` existed acted by JSON, and resumes so whatever its model's own
-    form is now."""
+    form is now. Version 2: memory's and planning's settings at the top level."""
     data = dict(data)
     if data.get("version", 1) == 1:
         data.setdefault("actions", "json")
         data["version"] = 2
+    if data["version"] == 2:
+        memory = data.pop("memory", None)
+        memory = dict(memory) if isinstance(memory, dict) else {"enabled": memory}
+        memory |= {new: data.pop(old) for old, new in MEMORY_WAS.items() if old in data}
+        planning = dict(data.pop("planning", None) or {})
+        planning |= {name: data.pop(name) for name in PLANNING_WAS if name in data}
+        memory = {key: value for key, value in memory.items() if value is not None}
+        data |= {"memory": memory, "planning": planning, "version": 3}
     if data["version"] != SETTINGS_VERSION:
         raise ValueError(
             f"these settings were stored by a newer autonoma (version {data['version']}; "
             f"this one reads up to {SETTINGS_VERSION})"
         )
     return data
+
+
+# version 2's top-level names of what is now in `memory` and `planning`
+MEMORY_WAS = {"memory_agent": "agent", "importance": "importance", "embedder": "embedder"}
+PLANNING_WAS = tuple(PlanningSettings.model_fields)
