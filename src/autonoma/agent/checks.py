@@ -13,7 +13,6 @@ began cannot tell done from not done, and is sent back to be written again.
 
 from __future__ import annotations
 
-import ast
 import asyncio
 import hashlib
 import re
@@ -26,6 +25,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from autonoma.agent import check_guards as guard
 from autonoma.agent import check_harness
 from autonoma.agent.completion import deliverables, named_files
 from autonoma.agent.found import file_heads
@@ -346,7 +346,7 @@ class CheckWriter:
             written.cost_usd += response.cost_usd
             checks = response.data.checks
             kept, problems = await self._sift(checks, task, goals, workspace, spent, coded)
-            coded |= {_said(c.what) for c in checks if c.kind == "code"}
+            coded |= {guard.plain(c.what) for c in checks if c.kind == "code"}
             written.discarded += problems
             if len(kept) > len(best) or (kept and not problems):
                 best = kept
@@ -372,10 +372,14 @@ class CheckWriter:
         for check in checks:
             mended = mend_json_slips(check.code) if check.kind == "code" else ""
             check = check.model_copy(update={"goal": min(check.goal, len(goals)), "code": mended})
-            foreign = _foreign_files(check, [task, *goals], workspace)
+            foreign = guard.foreign_files(check, [task, *goals], workspace)
             if foreign:
                 problem = foreign
-            elif check.kind == "judged" and self.runner is not None and _said(check.what) in coded:
+            elif (
+                check.kind == "judged"
+                and self.runner is not None
+                and guard.plain(check.what) in coded
+            ):
                 # the 1.5B writer's way out of a code check sent back: the same criterion,
                 # judged, which its judge then passed on a wrong count
                 problem = (
@@ -386,8 +390,8 @@ class CheckWriter:
                 problem = await self._judged_problem(check, task, goals, workspace, spent)
             else:  # what can be seen without running it first: its message is the clearer
                 problem = self._unrunnable(check)
-                problem = problem or _reads_no_result(check, [task, *goals], workspace)
-                problem = problem or _before_of_the_new(check, workspace)
+                problem = problem or guard.reads_no_result(check, [task, *goals], workspace)
+                problem = problem or guard.before_of_the_new(check, workspace)
                 problem = problem or await self._fails_for_nothing(check)
                 problem = problem or await self._passes_on_junk(check, [task, *goals], workspace)
             if problem:
@@ -420,9 +424,9 @@ class CheckWriter:
             compile(check.code, "check.py", "exec")
         except SyntaxError as error:
             return f"is not valid Python: {error.msg} (line {error.lineno})"
-        if not _asserts(check.code):
+        if not guard.asserts(check.code):
             return "asserts nothing, so it checks only that its files can be read: add an assert"
-        written = _writes(check.code)
+        written = guard.writes(check.code)
         if written:
             return (
                 f"writes {written}, but a check only reads: the workspace is read-only to it, "
@@ -455,7 +459,7 @@ class CheckWriter:
         made = [
             d.name
             for d in deliverables(workspace, [*texts, check.what])
-            if d.lines is None and _mentions(check.code, d.name)
+            if d.lines is None and guard.mentions(check.code, d.name)
         ]
         if not made:
             return ""
@@ -465,7 +469,7 @@ class CheckWriter:
                 f"passes when {made[0]} holds anything (it passed with {junk.strip()!r} in "
                 "it): check the content the goal asks for, not only that the file is there"
             )
-        sought = _sought(check.code, made)
+        sought = guard.sought_strings(check.code, made)
         soup = "".join(f"'{word}'" for word in sought)
         if sought and await self.runner.passes_with(check, dict.fromkeys(made, soup)):
             return (
@@ -474,179 +478,6 @@ class CheckWriter:
                 "compare the file's lines or words with the whole expected list"
             )
         return ""
-
-
-_NOT_SOUGHT = {"utf-8", "utf8", "ascii", "latin-1"}
-
-
-def _sought(code: str, files: Sequence[str]) -> list[str]:
-    """The words a check's code looks for: its string constants that hold a letter or digit,
-    save the files it names, encodings, and what only its messages say."""
-    try:
-        tree = ast.parse(code)
-    except SyntaxError:
-        return []
-    said: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assert) and node.msg is not None:
-            said.update(id(n) for n in ast.walk(node.msg))
-        elif isinstance(node, ast.JoinedStr):
-            said.update(id(n) for n in ast.walk(node))
-    sought: list[str] = []
-    for node in ast.walk(tree):
-        if id(node) in said or not isinstance(node, ast.Constant):
-            continue
-        value = node.value
-        if (
-            isinstance(value, str)
-            and sum(ch.isalnum() for ch in value) >= 2
-            and value.lower() not in _NOT_SOUGHT
-            and not any(name in value or value in name for name in files)
-            and value not in sought
-        ):
-            sought.append(value)
-    return sought[:20]
-
-
-def _reads_no_result(check: Check, texts: Sequence[str], workspace: Workspace) -> str:
-    """A code check that names none of the files the work must make (those the task, goals
-    or check name that are not there yet) checks only the inputs: it fails before the work
-    and after it alike. The 1.5B writer checked poem.txt's text against a line count, and a
-    title's length in haiku.txt, not title.txt."""
-    made = [d.name for d in deliverables(workspace, [*texts, check.what]) if d.lines is None]
-    if not made or any(_mentions(check.code, name) for name in made):
-        return ""
-    return (
-        f"reads none of the files the work must make ({', '.join(made)}), only what is there "
-        "before it, so it can never pass: check what the work leaves in them"
-    )
-
-
-def _foreign_files(check: Check, texts: Sequence[str], workspace: Workspace) -> str:
-    """A check about a file that neither the task nor the workspace names is another task's
-    (the 1.5B writer, asked to count ERROR lines, gave back its prompt's example check "the
-    haiku in haiku.txt is about autumn", which then kept the run from finishing)."""
-    said = [check.what, *(_strings(check.code) if check.kind == "code" else [])]
-    known = {Path(name).name.lower() for name in [*named_files(texts), *workspace.files()]}
-    foreign = [name for name in named_files(said) if Path(name).name.lower() not in known]
-    if not foreign:
-        return ""
-    return (
-        f"is about {foreign[0]}, which neither the task nor the workspace names: check the "
-        "files this task reads and makes"
-    )
-
-
-def _strings(code: str) -> list[str]:
-    try:
-        tree = ast.parse(code)
-    except SyntaxError:
-        return []
-    return [
-        n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
-    ]
-
-
-def _before_of_the_new(check: Check, workspace: Workspace) -> str:
-    """A check that compares a file with before() of a file the workspace does not hold yet
-    can never pass (the 1.5B writer compared reversed lines with before('reversed.txt'))."""
-    asked = [
-        node.args[0].value
-        for node in ast.walk(ast.parse(check.code))
-        if isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id == "before"
-        and node.args
-        and isinstance(node.args[0], ast.Constant)
-        and isinstance(node.args[0].value, str)
-    ]
-    if not asked:
-        return ""
-    present = set(workspace.files())
-    new = [name for name in asked if name not in present]
-    if not new:
-        return ""
-    return (
-        f"reads before({new[0]!r}), but {new[0]} is not in the workspace before the work: "
-        "before() is for files the work changes; read what it makes with open()"
-    )
-
-
-_WRITING_METHODS = {"write_text", "write_bytes", "unlink", "mkdir", "touch"}  # of a Path
-_WRITING_FUNCTIONS = {"remove", "unlink", "rename", "replace", "makedirs", "mkdir", "rmtree"}
-
-
-def _writes(code: str) -> str:
-    """What a check's program writes or removes (a file opened to write, a path written,
-    os.remove...), as it names it; "" if it only reads. The 1.5B writer's check of the time
-    in Tokyo wrote the time it computed into tokyo.txt."""
-    for node in ast.walk(ast.parse(code)):
-        if not isinstance(node, ast.Call):
-            continue
-        func = node.func
-        name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
-        if name == "open":
-            modes = [*node.args[1:2], *(k.value for k in node.keywords if k.arg == "mode")]
-            for mode in modes:
-                if isinstance(mode, ast.Constant) and set(str(mode.value)) & set("wax+"):
-                    return ast.unparse(node.args[0]) if node.args else "a file"
-        elif isinstance(func, ast.Attribute) and (
-            name in _WRITING_METHODS
-            or (name in _WRITING_FUNCTIONS and isinstance(func.value, ast.Name)
-                and func.value.id in ("os", "shutil"))
-        ):  # fmt: skip
-            return f"through {ast.unparse(node)}"
-    return ""
-
-
-def _said(what: str) -> str:
-    return " ".join(what.lower().split())
-
-
-def _asserts(code: str) -> bool:
-    """Whether the program can fail on purpose: an assert or a raise."""
-    return any(isinstance(n, ast.Assert | ast.Raise) for n in ast.walk(ast.parse(code)))
-
-
-def _mentions(code: str, name: str) -> bool:
-    """Whether the code uses the file: its name in a string the code works with (not only in
-    an assertion's message or an f-string: "title.txt has 3 lines" read haiku.txt), or, for
-    a module, an import of it."""
-    module = name.removesuffix(".py").replace("/", ".") if name.endswith(".py") else None
-    return any(name in text or text == module for text in _used_strings(code))
-
-
-def _used_strings(code: str) -> set[str]:
-    """The string constants and imported module names of a program, leaving out what only
-    its messages say (assertion messages, f-strings) and values it compares for equality
-    (`assert first_line == 'title.txt'` reads no title.txt: the 1.5B writer wrote that)."""
-    try:
-        tree = ast.parse(code)
-    except SyntaxError:
-        return set()
-    said: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assert) and node.msg is not None:
-            said.update(id(n) for n in ast.walk(node.msg))
-        elif isinstance(node, ast.JoinedStr):
-            said.update(id(n) for n in ast.walk(node))
-        elif isinstance(node, ast.Compare) and all(
-            isinstance(op, ast.Eq | ast.NotEq) for op in node.ops
-        ):
-            said.update(
-                id(n) for n in [node.left, *node.comparators] if isinstance(n, ast.Constant)
-            )
-    used: set[str] = set()
-    for node in ast.walk(tree):
-        if id(node) in said:
-            continue
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            used.add(node.value)
-        elif isinstance(node, ast.Import):
-            used.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            used.add(node.module)
-    return used
 
 
 class Judge:
