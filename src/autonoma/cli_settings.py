@@ -4,6 +4,7 @@ settings themselves. An invalid value is one line naming the option (or the file
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import re
@@ -102,7 +103,7 @@ def run_settings(
 ) -> RunSettings:
     """The file's settings (`base`, read from `path`) with the `chosen` of `options` on top,
     and the tools as built from both (`tool_settings_from`)."""
-    data = json.loads(json.dumps(base))  # a copy: the nested tables are filled in below
+    data = copy.deepcopy(base)  # the nested tables are filled in below
     if isinstance(data.get("memory"), bool):  # `memory = false`, short for its `enabled`
         data["memory"] = {"enabled": data["memory"]}
     for name, value in options.items():

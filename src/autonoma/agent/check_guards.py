@@ -26,12 +26,7 @@ def sought_strings(code: str, files: Sequence[str]) -> list[str]:
         tree = ast.parse(code)
     except SyntaxError:
         return []
-    said: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assert) and node.msg is not None:
-            said.update(id(n) for n in ast.walk(node.msg))
-        elif isinstance(node, ast.JoinedStr):
-            said.update(id(n) for n in ast.walk(node))
+    said = _message_nodes(tree)
     sought: list[str] = []
     for node in ast.walk(tree):
         if id(node) in said or not isinstance(node, ast.Constant):
@@ -165,13 +160,9 @@ def used_strings(code: str) -> set[str]:
         tree = ast.parse(code)
     except SyntaxError:
         return set()
-    said: set[int] = set()
+    said = _message_nodes(tree)
     for node in ast.walk(tree):
-        if isinstance(node, ast.Assert) and node.msg is not None:
-            said.update(id(n) for n in ast.walk(node.msg))
-        elif isinstance(node, ast.JoinedStr):
-            said.update(id(n) for n in ast.walk(node))
-        elif isinstance(node, ast.Compare) and all(
+        if isinstance(node, ast.Compare) and all(
             isinstance(op, ast.Eq | ast.NotEq) for op in node.ops
         ):
             said.update(
@@ -188,3 +179,14 @@ def used_strings(code: str) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.module:
             used.add(node.module)
     return used
+
+
+def _message_nodes(tree: ast.AST) -> set[int]:
+    """The ids of the nodes only a program's messages hold: assertion messages, f-strings."""
+    said: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assert) and node.msg is not None:
+            said.update(id(n) for n in ast.walk(node.msg))
+        elif isinstance(node, ast.JoinedStr):
+            said.update(id(n) for n in ast.walk(node))
+    return said

@@ -174,12 +174,11 @@ def migrate(data: dict[str, Any]) -> dict[str, Any]:
         data.setdefault("actions", "json")
         data["version"] = 2
     if data["version"] == 2:
-        memory = data.pop("memory", None)
-        memory = dict(memory) if isinstance(memory, dict) else {"enabled": memory}
+        was = data.pop("memory", None)  # a bool then (or, written by hand, a table)
+        memory = dict(was) if isinstance(was, dict) else {} if was is None else {"enabled": was}
         memory |= {new: data.pop(old) for old, new in MEMORY_WAS.items() if old in data}
         planning = dict(data.pop("planning", None) or {})
         planning |= {name: data.pop(name) for name in PLANNING_WAS if name in data}
-        memory = {key: value for key, value in memory.items() if value is not None}
         data |= {"memory": memory, "planning": planning, "version": 3}
     if data["version"] != SETTINGS_VERSION:
         raise ValueError(
