@@ -207,6 +207,8 @@ def test_help_shows_flags_as_typed_and_the_version(home: Path) -> None:
     shown = cli(home, "run", "--help").stdout
     [json_line] = [line for line in shown.splitlines() if "--json " in line]
     assert "<bool>" not in json_line  # `--json true` then failed
+    for command in ([], ["run"], ["resume"], ["runs", "prune"]):  # --help itself is a flag
+        assert "<bool>" not in cli(home, *command, "--help").stdout, command
     assert "GOAL" in shown and "<list[str]>" not in shown
     assert "AUTONOMA_MODEL" in shown
     version = cli(home, "--version")

@@ -682,9 +682,22 @@ def plain_metavars(command: Any) -> Any:
             param.metavar = "TEXT"
         elif isinstance(param, TyperArgument):
             param.metavar = (param.name or "value").upper()
+    command.get_help_option = _plain_help(command.get_help_option)
     for inner in getattr(command, "commands", {}).values():
         plain_metavars(inner)
     return command
+
+
+def _plain_help(made: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """click makes --help when help is shown, after plain_metavars has run: plain it then."""
+
+    def get_help_option(ctx: Any) -> Any:
+        option = made(ctx)
+        if option is not None:
+            option.metavar = ""
+        return option
+
+    return get_help_option
 
 
 def run_app() -> None:
