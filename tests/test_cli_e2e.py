@@ -92,7 +92,10 @@ def test_the_default_model_carries_out_a_planned_goal(tmp_path: Path) -> None:
     # exact final newline: both now mended where checks run, docs/agent.md), and in seeds 1
     # and 6 of six more it appended one colour at a time, then "红" over and over. So this
     # asserts the machinery, one task done by its checks, and the whole goal's files when the
-    # run says completed.
+    # run says completed. In one CI run a retry of the second task appended to numbers.txt
+    # after the first task had passed its checks, and the run said completed: a planned run
+    # now runs each finished task's checks again at its end, redoes a task whose work was
+    # undone, and ends incomplete if it is undone again.
     home = tmp_path / "home"
     result = autonoma(
         home,
@@ -122,22 +125,25 @@ def test_the_default_model_carries_out_a_planned_goal(tmp_path: Path) -> None:
     latest = [e for e in events if e["kind"] in ("planned", "replanned")][-1]
     tasks = {t["id"] for t in latest["data"]["tasks"]}
     started = {e["data"]["task"] for e in events if e["kind"] == "task_started"}
-    done = {
-        e["data"]["task"]: e["data"]["result"]
-        for e in events
-        if e["kind"] == "task_changed" and e["data"]["status"] == "done"
-    }
-    assert any("check" in why and "pass" in why for why in done.values()), (
+    changes = [e["data"] for e in events if e["kind"] == "task_changed"]
+    finished = [c["result"] for c in changes if c["status"] == "done"]
+    assert any("check" in why and "pass" in why for why in finished), (
         outcome["reason"],
         planned["data"]["tree"],
     )
-    assert set(done) <= started
+    now = {c["task"]: c["status"] for c in changes}  # a task undone by later work is redone
+    done = {task for task, status in now.items() if status == "done"}
+    assert done <= started
     assert outcome["totals"]["steps"] <= 16
-    assert outcome["status"] in ("completed", "failed", "budget_exhausted"), outcome["reason"]
-    if outcome["status"] != "completed":  # an honest end, saying what was left
-        assert outcome["reason"] and not tasks <= set(done)
+    ends = ("completed", "incomplete", "failed", "budget_exhausted")
+    assert outcome["status"] in ends, outcome["reason"]
+    if outcome["status"] == "incomplete":  # every task done, and then one undid another's
+        assert "passed when it finished and fails now" in outcome["reason"]
         return
-    assert tasks <= set(done), latest["data"]["tree"]
+    if outcome["status"] != "completed":  # an honest end, saying what was left
+        assert outcome["reason"] and not tasks <= done
+        return
+    assert tasks <= done, latest["data"]["tree"]
     workspace = Path(outcome["workspace"])
     assert workspace.joinpath("numbers.txt").read_text().split() == ["1", "2", "3", "4", "5"]
     assert workspace.joinpath("colors.txt").read_text().split() == ["red", "green", "blue"]

@@ -92,11 +92,13 @@ class Planet:
         replans: list[dict[str, Any]] | None = None,
         creations: list[dict[str, Any]] | None = None,
         same: bool = True,
+        checks: dict[str, list[dict[str, Any]]] | None = None,
     ):
         self.plans = plans
         self.replans = replans or []
         self.creations = creations or []
         self.same = same
+        self.checks = checks or {}  # words of a task's goal: the checks written for it
         self.steps = steps
         self.planner_prompts: list[str] = []
         self.taken: Counter[str] = Counter()
@@ -107,6 +109,9 @@ class Planet:
         props = (request.plan.schema or {}).get("properties", {})
         if "same" in props:
             return {"same": self.same}
+        if "checks" in props:
+            asked = messages[-1].content
+            return {"checks": next(c for name, c in self.checks.items() if name in asked)}
         if "tasks" in props:
             self.planner_prompts.append(messages[-1].content)
             if "priorities" in props:

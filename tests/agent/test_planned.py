@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import shutil
 from collections import Counter
+from itertools import groupby
 from pathlib import Path
+
+import pytest
 
 from autonoma.agent.identity import AgentIdentity
 from autonoma.agent.session import run_agent
@@ -203,3 +207,82 @@ async def test_task_creation_adds_work_and_merges_a_rephrased_duplicate(tmp_path
     assert created.data["merged"] == [{"task": "Notes on apples: write them", "into": "t1"}]
     assert [t["id"] for t in created.data["added"]] == ["n2"]
     assert (tmp_path / "ws" / "cherries.txt").read_text() == "red\n"
+
+
+BWRAP = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+NUMBERS_THEN_COLORS = {
+    "tasks": [
+        task("t1", "Write the numbers 1 to 3 into numbers.txt", outputs=["numbers.txt"]),
+        task("t2", "Write red and blue into colors.txt", ["t1"], outputs=["colors.txt"]),
+    ]
+}
+NUMBERS_AND_COLORS_CHECKS = {
+    "numbers 1 to 3": [
+        {
+            "what": "numbers.txt holds 1, 2, 3",
+            "code": "assert open('numbers.txt').read().split() == ['1', '2', '3'], 'not 1 to 3'",
+        }
+    ],
+    "red and blue": [
+        {
+            "what": "colors.txt holds red, blue",
+            "code": "assert open('colors.txt').read().split() == ['red', 'blue'], 'not red, blue'",
+        }
+    ],
+}
+# t2 spoils t1's file before doing its own: the embedded model's retry of one task appended
+# to the other task's file, and the run said "all 2 tasks done" (each task's checks had
+# passed when it finished)
+SPOILS_NUMBERS = [
+    act("append_file", path="numbers.txt", text="red\n"),
+    act("write_file", path="colors.txt", text="red\nblue\n"),
+]
+
+
+@BWRAP
+async def test_a_task_undone_by_later_work_is_done_again_told_why(tmp_path: Path) -> None:
+    numbers = act("write_file", path="numbers.txt", text="1\n2\n3\n")
+    steps = {"t1": [numbers, numbers], "t2": SPOILS_NUMBERS}
+    planet = Planet([NUMBERS_THEN_COLORS], steps, checks=NUMBERS_AND_COLORS_CHECKS)
+    store, outcome, events = await start(tmp_path, ScriptedModel(planet), checks=True, replans=0)
+
+    assert (outcome.status, outcome.reason) == ("completed", "all 2 tasks done")
+    assert (tmp_path / "ws" / "numbers.txt").read_text() == "1\n2\n3\n"
+    assert [t for t, _ in groupby(planet.order)] == ["t1", "t2", "t1"]  # not t2 again
+    told = planet.prompts["t1"][-1]
+    assert "its finished work was undone by a later task: task t1's check" in told
+    assert "'numbers.txt holds 1, 2, 3' passed when it finished and fails now" in told
+    reopened = [e.data for e in events if e.kind == "task_changed" and e.data["task"] == "t1"]
+    assert [e["status"] for e in reopened] == ["running", "done", "pending", "running", "done"]
+    assert [c.task_id for c in store.children(outcome.run_id)] == ["t1", "t2", "t1"]
+
+
+@BWRAP
+async def test_work_undone_again_leaves_the_run_incomplete_naming_the_check(
+    tmp_path: Path,
+) -> None:
+    numbers = act("write_file", path="numbers.txt", text="1\n2\n3\n")
+    spoils_colors = act("append_file", path="colors.txt", text="green\n")
+    steps = {"t1": [numbers, spoils_colors, numbers], "t2": SPOILS_NUMBERS}
+    planet = Planet([NUMBERS_THEN_COLORS], steps, checks=NUMBERS_AND_COLORS_CHECKS)
+    store, outcome, _ = await start(tmp_path, ScriptedModel(planet), checks=True, replans=0)
+
+    assert {t["id"]: t["status"] for t in store.tasks(outcome.run_id)} == {
+        "t1": "done",
+        "t2": "done",
+    }
+    assert outcome.status == "incomplete"
+    assert "all 2 tasks done, but later work undid earlier work" in outcome.reason
+    assert "task t2's check 'colors.txt holds red, blue' passed when it finished" in outcome.reason
+    assert "fails now: AssertionError: not red, blue" in outcome.reason
+    assert "t1's check" not in outcome.reason  # its second run mended it
+
+
+@BWRAP
+async def test_tasks_whose_checks_still_pass_complete_the_run(tmp_path: Path) -> None:
+    numbers = act("write_file", path="numbers.txt", text="1\n2\n3\n")
+    steps = {"t1": [numbers], "t2": [act("write_file", path="colors.txt", text="red\nblue\n")]}
+    planet = Planet([NUMBERS_THEN_COLORS], steps, checks=NUMBERS_AND_COLORS_CHECKS)
+    _, outcome, _ = await start(tmp_path, ScriptedModel(planet), checks=True)
+    assert (outcome.status, outcome.reason) == ("completed", "all 2 tasks done")
+    assert planet.order == ["t1", "t2"]

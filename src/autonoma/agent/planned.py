@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from autonoma.agent.checks import Check, CheckRunner, stored_checks
 from autonoma.agent.hindsight import run_attempt, worst_to_best
 from autonoma.agent.identity import AgentIdentity
 from autonoma.agent.loop import RunLoop
@@ -49,9 +50,10 @@ from autonoma.runtime.executor import (
     Schedule,
 )
 from autonoma.runtime.sink import EventListener, emit
-from autonoma.runtime.store import RunRecord, RunStatus, RunStore
+from autonoma.runtime.store import EventRecord, RunRecord, RunStatus, RunStore
 from autonoma.templating import render
 from autonoma.tools import Workspace
+from autonoma.tools.sandbox import Sandbox
 
 
 class TaskFailed(AutonomaError):
@@ -62,6 +64,8 @@ class PlanOff(TaskFailed, JobFinal):
     """A task's run reflected and found the plan wrong: the rest of the graph is revised with
     the lesson in view instead of the task being tried again as it stands."""
 
+
+UNDONE = "its finished work was undone by a later task: "
 
 RunTask = Callable[[str, BudgetLimits, SharedBudget], Awaitable[RunOutcome]]
 """Runs (or resumes) a task's stored run to its end under the given limits, drawing on the
@@ -96,6 +100,7 @@ class PlannedRun:
         creator: TaskCreator | None = None,
         replanner: Replanner | None = None,
         run_task: RunTask | None = None,
+        sandbox: Sandbox | None = None,
     ) -> None:
         self.store = store
         self.planner = planner
@@ -108,6 +113,7 @@ class PlannedRun:
         self.tool_names = tools or []
         self.listeners = listeners or []
         self.run_task = run_task or self._run_task_here
+        self.sandbox = sandbox  # runs the tasks' code checks again at the end
 
     async def _run_task_here(
         self, run_id: str, limits: BudgetLimits, within: SharedBudget
@@ -128,14 +134,10 @@ class PlannedRun:
         await self.emit(run_id, RunStarted(resumed=bool(run.spent.steps), identity=run.identity))
         status: RunStatus = "running"
         reason = ""
-        schedule: Schedule | None = None
         clock_base, clock_start = own.seconds, time.monotonic()
         try:
             graph = await self._graph(run, identity, workspace, own)
-            schedule = self._schedule(graph)
-            work = _TaskWork(self, run, identity, graph, budget, schedule, own, workspace)
-            await self.executor.run(schedule, work, work.changed)
-            status, reason = self._verdict(graph, schedule)
+            status, reason = await self._carry_out(run, identity, graph, budget, own, workspace)
         except asyncio.CancelledError:
             status, reason = "stopped", "stopped by the person; resume with autonoma resume"
             raise
@@ -152,6 +154,33 @@ class PlannedRun:
         return RunOutcome(
             run_id, status, reason, str(workspace.root), workspace.visible_files(), total
         )
+
+    async def _carry_out(
+        self,
+        run: RunRecord,
+        identity: AgentIdentity,
+        graph: TaskGraph,
+        budget: SharedBudget,
+        own: BudgetSpent,
+        workspace: Workspace,
+    ) -> tuple[RunStatus, str]:
+        """Runs the graph's tasks; if later work undid a finished task's checks, those tasks
+        once more, told what undid them; incomplete if it is undone again."""
+        schedule = self._schedule(graph)
+        for redo in (False, True):
+            work = _TaskWork(self, run, identity, graph, budget, schedule, own, workspace)
+            await self.executor.run(schedule, work, work.changed)
+            status, reason = self._verdict(graph, schedule)
+            if status != "completed" or not (
+                undone := await self._undone(run.id, graph, workspace)
+            ):
+                return status, reason
+            if redo:
+                said = "; ".join(why for whys in undone.values() for why in whys)
+                return "incomplete", f"{reason}, but later work undid earlier work: {said}"
+            await self._reopen(run.id, graph, undone)
+            schedule = self._schedule(graph)
+        raise AssertionError("unreachable")
 
     async def _graph(
         self, run: RunRecord, identity: AgentIdentity, workspace: Workspace, own: BudgetSpent
@@ -196,6 +225,53 @@ class PlannedRun:
             schedule.attempts[task.id] = task.attempts - (task.status == "running")
         return schedule
 
+    async def _undone(
+        self, run_id: str, graph: TaskGraph, workspace: Workspace
+    ) -> dict[str, list[str]]:
+        """The code checks that passed when their task finished and fail on the workspace as
+        all the tasks left it: tasks share the workspace, and a later or parallel task can
+        overwrite what an earlier one made (a 1.5B model's retry of one task appended to the
+        other task's file, and both had passed their own checks)."""
+        if self.sandbox is None:
+            return {}
+        undone: dict[str, list[str]] = {}
+        for task in graph.tasks:
+            child = await asyncio.to_thread(self._finished_run, run_id, task)
+            if child is None:
+                continue
+            events = await asyncio.to_thread(self.store.events, child.id)
+            passed = _passed_checks(events)
+            start = self.store.path.parent / "trials" / child.id / "start"
+            runner = CheckRunner(self.sandbox, workspace, start)
+            for result in await runner.run_all(passed):
+                if not result.passed:
+                    undone.setdefault(task.id, []).append(
+                        f"task {task.id}'s check '{result.check.what}' passed when it "
+                        f"finished and fails now: {result.output}"
+                    )
+        return undone
+
+    async def _reopen(self, run_id: str, graph: TaskGraph, undone: dict[str, list[str]]) -> None:
+        """The undone tasks pending again, their result saying what undid them (their next
+        run is told)."""
+        for task_id, whys in undone.items():
+            task = graph.get(task_id)
+            task.status, task.run = "pending", ""
+            task.result = f"{UNDONE}{'; '.join(whys)}"
+            await asyncio.to_thread(self.store.put_tasks, run_id, [task.model_dump()])
+            await self.emit(
+                run_id,
+                TaskChanged(
+                    task=task.id, status="pending", attempt=task.attempts, result=task.result[:500]
+                ),
+            )
+
+    def _finished_run(self, run_id: str, task: Task) -> RunRecord | None:
+        """The run that completed the task, if one did."""
+        done = [c for c in self.store.children(run_id) if c.task_id == task.id]
+        done = [c for c in done if c.status == "completed"]
+        return done[-1] if done and task.status == "done" else None
+
     def _verdict(self, graph: TaskGraph, schedule: Schedule) -> tuple[RunStatus, str]:
         if schedule.complete:
             return "completed", f"all {len(graph.tasks)} tasks done"
@@ -207,6 +283,19 @@ class PlannedRun:
             if s == "failed"
         ]
         return "failed", f"{len(failed)} task(s) failed: " + "; ".join(failed)
+
+
+def _passed_checks(events: list[EventRecord]) -> list[Check]:
+    """The run's code checks that passed in its final verdict."""
+    checks = stored_checks(events) or []
+    finished = [e.event for e in events if isinstance(e.event, RunFinished)]
+    if not finished or not finished[-1].acceptance:
+        return []
+    passed = {
+        r["what"] for r in finished[-1].acceptance.get("results", [])
+        if r.get("kind") == "code" and r.get("passed")
+    }  # fmt: skip
+    return [c for c in checks if c.kind == "code" and c.what in passed]
 
 
 class _TaskWork:
@@ -271,6 +360,7 @@ class _TaskWork:
             for i, c in enumerate(earlier, 1)
             if c.status != "completed"
         )
+        told = [task.result] if task.result.startswith(UNDONE) else []
         files = [name for name in task.inputs if is_file(name)]
         goal = render(
             "autonoma.agent",
@@ -278,7 +368,7 @@ class _TaskWork:
             task=task,
             inputs={k: v for k, v in inputs.items() if v},
             files=files,
-            attempts=[a.describe() for a in attempts],
+            attempts=told + [a.describe() for a in attempts],
         )
         role = f"{self.identity.role}; now doing task {task.id} of a plan for: {self.run.goal}"
         wanted = f"{task.task} Produce: {', '.join(task.outputs)}." if task.outputs else task.task

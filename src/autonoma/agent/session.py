@@ -288,6 +288,7 @@ async def _run_with(
             replanner=Replanner(model) if settings.planning.replans else None,
             executor=place.executor,
             run_task=place.run_task,
+            sandbox=checking,
         )
         return await planned.run(run.id)
 
