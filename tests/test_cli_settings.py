@@ -209,7 +209,11 @@ def test_help_shows_flags_as_typed_and_the_version(home: Path) -> None:
     assert "<bool>" not in json_line  # `--json true` then failed
     for command in ([], ["run"], ["resume"], ["runs", "prune"]):  # --help itself is a flag
         assert "<bool>" not in cli(home, *command, "--help").stdout, command
-    assert "GOAL" in shown and "<list[str]>" not in shown
+    assert "Usage: autonoma run [OPTIONS] GOAL" in shown and "<list[str]>" not in shown
+    assert (
+        "Usage: autonoma runs delete [OPTIONS] RUN_IDS..."
+        in cli(home, "runs", "delete", "--help").stdout
+    )
     assert "AUTONOMA_MODEL" in shown
     version = cli(home, "--version")
     assert version.returncode == 0 and version.stdout.startswith("autonoma ")

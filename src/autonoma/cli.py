@@ -682,10 +682,17 @@ def plain_metavars(command: Any) -> Any:
             param.metavar = "TEXT"
         elif isinstance(param, TyperArgument):
             param.metavar = (param.name or "value").upper()
+            # the usage line as click and argparse write it: GOAL, not typer's {GOAL}
+            param.get_usage_pieces = _usage_as_typed(param)  # type: ignore[method-assign,assignment]
     command.get_help_option = _plain_help(command.get_help_option)
     for inner in getattr(command, "commands", {}).values():
         plain_metavars(inner)
     return command
+
+
+def _usage_as_typed(argument: TyperArgument) -> Callable[[Any], list[str]]:
+    shown = argument.metavar if argument.required else f"[{argument.metavar}]"
+    return lambda ctx: [f"{shown}..." if argument.nargs != 1 else str(shown)]
 
 
 def _plain_help(made: Callable[[Any], Any]) -> Callable[[Any], Any]:
