@@ -1,0 +1,116 @@
+"""Documented options of run, resume, runs, graph and export that no other test drives from
+the command line, each run as the README shows it and its documented effect checked."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from autonoma.testing import act
+from tests.cli_helpers import cli, scripted, spec
+from tests.fake_openai import FakeOpenAI
+
+QUIET = ("--no-checks", "--no-memory", "--continuous", "--json")
+GIVEN = ("--name", "ListGPT", "--role", "an AI that lists files", "--goal", "List the files")
+
+
+def test_max_tokens_stops_a_run_and_resume_allows_that_many_more(
+    home: Path, server: FakeOpenAI
+) -> None:
+    server.responder = scripted([act("list_files")])  # the fake server charges 18 a request
+    first = cli(home, "run", "List forever", "--model", spec(server), "--max-tokens", "50", *QUIET)
+    assert first.returncode == 3, first.stderr
+    stopped = json.loads(first.stdout)
+    spent = stopped["totals"]["tokens"]
+    assert stopped["reason"] == f"token limit reached ({spent} of 50 tokens)"
+    assert 50 <= spent < 50 + 18  # checked before every model call
+
+    more = cli(home, "resume", stopped["run_id"], "--max-tokens", "36", "--json")
+    again = json.loads(more.stdout)
+    assert again["status"] == "budget_exhausted"
+    assert again["reason"].endswith(f"of {spent + 36} tokens)")  # 36 more than it had spent
+    assert spent + 36 <= again["totals"]["tokens"] < spent + 36 + 18
+
+
+def test_max_minutes_cuts_a_hung_model_call_and_resume_allows_that_many_more(
+    home: Path, server: FakeOpenAI
+) -> None:
+    # a model that takes 40 s an answer: a 3-second limit ends the run at its limit, as
+    # budget_exhausted, not after the call's retries as failed
+    server.responder = scripted([act("list_files")])
+    server.latency_s = 40
+    first = cli(
+        home, "run", "List forever", "--model", spec(server), "--max-minutes", "0.05", *GIVEN,
+        *QUIET, timeout=90,
+    )  # fmt: skip
+    assert first.returncode == 3, first.stderr
+    stopped = json.loads(first.stdout)
+    assert stopped["status"] == "budget_exhausted"
+    assert stopped["reason"].startswith("time limit reached (") and "of 3s)" in stopped["reason"]
+
+    more = cli(home, "resume", stopped["run_id"], "--max-minutes", "0.05", "--json", timeout=90)
+    again = json.loads(more.stdout)
+    assert again["status"] == "budget_exhausted"
+    allowed = round(stopped["totals"]["seconds"] + 3)  # three more seconds than it had run
+    assert f"of {allowed}s)" in again["reason"], (again["reason"], stopped["totals"])
+
+
+def test_runs_limit_lists_the_newest_runs(home: Path, server: FakeOpenAI) -> None:
+    server.responder = scripted([act("task_complete", reason="done")])
+    ids = [
+        json.loads(cli(home, "run", goal, "--model", spec(server), *QUIET).stdout)["run_id"]
+        for goal in ("First goal", "Second goal")
+    ]
+    newest = json.loads(cli(home, "runs", "--limit", "1", "--json").stdout)
+    assert [r["id"] for r in newest] == ids[1:]
+    assert len(json.loads(cli(home, "runs", "--limit", "5", "--json").stdout)) == 2
+    assert "--limit" in cli(home, "runs", "--limit", "0").stderr
+
+
+def test_options_given_on_the_command_line_are_the_run_s_settings(
+    home: Path, server: FakeOpenAI
+) -> None:
+    # each lands where docs/library.md puts it (the same keys a --settings file takes), so a
+    # resumed run keeps it: none is silently dropped
+    server.responder = scripted([{"tasks": []}])  # no plan: the run fails at once
+    result = cli(
+        home, "run", "Plan nothing", "--model", spec(server), *GIVEN, "--strategy", "plan",
+        "--planner", "tot", "--tot-search", "dfs", "--tot-rate", "vote", "--concurrency", "2",
+        "--replans", "0", "--task-steps", "4", "--subagents", "--actions", "code",
+        "--trust-outside", "--max-tokens", "900", "--max-minutes", "2", *QUIET,
+    )  # fmt: skip
+    run_id = json.loads(result.stdout)["run_id"]
+    settings = json.loads(cli(home, "show", run_id, "--json").stdout)["settings"]
+    given = {"planner": "tot", "tot_search": "dfs", "tot_rate": "vote", "concurrency": 2}
+    given |= {"replans": 0, "task_steps": 4}
+    assert {key: settings["planning"][key] for key in given} == given
+    assert settings["subagents"] is True and settings["actions"] == "code"
+    assert settings["tools"]["approve_after_untrusted"] is False  # --trust-outside
+    assert settings["limits"]["max_tokens"] == 900 and settings["limits"]["max_seconds"] == 120
+
+
+def test_trust_outside_lets_a_continuous_run_make_requests_after_outside_content(
+    home: Path, server: FakeOpenAI, tmp_path: Path
+) -> None:
+    # files the run did not write are outside content: without a person, a request that
+    # leaves the machine is refused after them, unless the person trusts outside content
+    steps = [
+        act("http_request", method="GET", url=f"{server.base_url}/models"),
+        act("task_complete", reason="asked"),
+    ]
+    observed = {}
+    for trust in ([], ["--trust-outside"]):
+        server.responder = scripted(steps)
+        workspace = tmp_path / f"ws{len(trust)}"
+        workspace.mkdir()
+        (workspace / "notes.txt").write_text("the person's notes\n")
+        result = cli(
+            home, "run", "Ask the server for its models", "--model", spec(server),
+            "--workspace", str(workspace), "--tools", "web", "--allow-host", "127.0.0.1",
+            *trust, *QUIET,
+        )  # fmt: skip
+        run_id = json.loads(result.stdout)["run_id"]
+        shown = json.loads(cli(home, "show", run_id, "--json").stdout)
+        observed[bool(trust)] = shown["steps"][0]["observation"]
+    assert "outside content was in the context from the run's start" in observed[False]
+    assert "outside content" not in observed[True] and "404" in observed[True], observed[True]
