@@ -114,3 +114,21 @@ def test_trust_outside_lets_a_continuous_run_make_requests_after_outside_content
         observed[bool(trust)] = shown["steps"][0]["observation"]
     assert "outside content was in the context from the run's start" in observed[False]
     assert "outside content" not in observed[True] and "404" in observed[True], observed[True]
+
+
+def test_resume_approve_asks_again_and_resume_continuous_stops_asking(
+    home: Path, server: FakeOpenAI
+) -> None:
+    # with no one at a terminal, asking is refusing: a write is denied in approval mode
+    write = act("write_file", path="haiku.txt", text="autumn\n")
+    server.responder = scripted([act("list_files"), write])
+    first = cli(home, "run", "Write a haiku", "--model", spec(server), "--max-steps", "1", *QUIET)
+    run_id = json.loads(first.stdout)["run_id"]
+
+    asked = cli(home, "resume", run_id, "--approve", "--max-steps", "1", "--json")
+    assert json.loads(asked.stdout)["files"] == []
+    steps = json.loads(cli(home, "show", run_id, "--json").stdout)["steps"]
+    assert steps[-1]["status"] == "denied" and "--continuous" in steps[-1]["observation"]
+
+    going = cli(home, "resume", run_id, "--continuous", "--max-steps", "1", "--json")
+    assert json.loads(going.stdout)["files"] == ["haiku.txt"]
