@@ -4,6 +4,7 @@ the command line, each run as the README shows it and its documented effect chec
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from autonoma.testing import act
@@ -132,3 +133,18 @@ def test_resume_approve_asks_again_and_resume_continuous_stops_asking(
 
     going = cli(home, "resume", run_id, "--continuous", "--max-steps", "1", "--json")
     assert json.loads(going.stdout)["files"] == ["haiku.txt"]
+
+
+def test_verbose_shows_library_log_lines_in_the_live_view_s_style(
+    home: Path, server: FakeOpenAI
+) -> None:
+    server.responder = scripted([act("task_complete", reason="done")])
+    said = {}
+    for verbose in ([], ["-v"]):
+        result = cli(home, *verbose, "run", "Finish", "--model", spec(server), *QUIET)
+        assert result.returncode == 0, result.stderr
+        said[bool(verbose)] = result.stderr
+    asked = f'HTTP Request: POST {server.base_url}/chat/completions "HTTP/1.1 200 OK"'
+    assert re.search(rf"^info httpx\w*: {re.escape(asked)}$", said[True], re.MULTILINE)
+    assert "httpx" not in said[False]
+    assert "Traceback" not in said[True]

@@ -534,21 +534,8 @@ def run(
         if option in chosen
     }
     if memory_of is not None:
-        in_file = base.get("memory", True)
-        if isinstance(in_file, dict):
-            in_file = in_file.get("enabled", True)
-        if not (memory if "memory" in chosen else in_file):
-            raise typer.BadParameter(unused_options(RunSettings(memory=False), {"memory_of"}))
-        options["memory_agent"] = memory_owner(store, memory_of)
-        chosen.add("memory_agent")
-        theirs = RunSettings.stored(store.get_run(memory_of).settings).memory.embedder
-        if "embedder" in chosen and embedder != theirs:
-            raise typer.BadParameter(
-                f"--memory-of {memory_of} continues a memory made with the {theirs} embedder; "
-                f"--embedder {embedder} would read an empty one"
-            )
-        options["embedder"] = theirs  # its memory is kept per embedder
-        chosen.add("embedder")
+        options |= memory_continued(store, memory_of, base, chosen, memory, embedder)
+        chosen |= {"memory_agent", "embedder"}
     source = settings_file or (user_config() if user_config().exists() else None)
     settings = run_settings(base, source, options, chosen, tool_config)
     unused = unused_options(settings, chosen)
@@ -571,6 +558,31 @@ def run(
         return record
 
     drive(store, llm, as_json, begin, quiet)
+
+
+def memory_continued(
+    store: RunStore,
+    memory_of: str,
+    base: dict[str, Any],
+    chosen: set[str],
+    memory: bool,
+    embedder: str,
+) -> dict[str, Any]:
+    """The options --memory-of sets: whose memory, and the embedder it was made with (a
+    memory is kept per embedder); refused with memory off or another --embedder."""
+    in_file = base.get("memory", True)
+    if isinstance(in_file, dict):
+        in_file = in_file.get("enabled", True)
+    if not (memory if "memory" in chosen else in_file):
+        raise typer.BadParameter(unused_options(RunSettings(memory=False), {"memory_of"}))
+    owner = memory_owner(store, memory_of)  # an unknown run is one line here
+    theirs = RunSettings.stored(store.get_run(memory_of).settings).memory.embedder
+    if "embedder" in chosen and embedder != theirs:
+        raise typer.BadParameter(
+            f"--memory-of {memory_of} continues a memory made with the {theirs} embedder; "
+            f"--embedder {embedder} would read an empty one"
+        )
+    return {"memory_agent": owner, "embedder": theirs}
 
 
 def memory_owner(store: RunStore, run_id: str | None) -> str | None:
