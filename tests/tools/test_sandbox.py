@@ -14,6 +14,7 @@ import pytest
 
 from autonoma.tools import ToolContext, Workspace
 from autonoma.tools.code import CODE_TOOLS, execute_python, execute_python_file, execute_shell
+from autonoma.tools.egress import EgressGuard
 from autonoma.tools.sandbox import (
     BubblewrapSandbox,
     Sandbox,
@@ -24,6 +25,7 @@ from autonoma.tools.sandbox import (
     make_sandbox,
     sandbox_of,
 )
+from autonoma.tools.settings import WebSettings
 from tests.tools.helpers import limits, processes_with
 
 needs_bwrap = pytest.mark.skipif(
@@ -363,6 +365,31 @@ async def test_execute_python_tool(ctx: ToolContext) -> None:
     )
     unknown = await execute_python.run(ctx, {"code": "print(total)"})
     assert unknown.output.endswith("NameError: name 'total' is not defined")
+
+
+async def test_code_that_fails_to_fetch_is_told_the_sandbox_has_no_network(
+    ctx: ToolContext, ws: Workspace, tmp_path: Path
+) -> None:
+    # the 1.5B model ran `curl -s URL | grep ...` seven times: exit code 1 and nothing else
+    url = "http://127.0.0.1:9/page"
+    no_network = "(code runs with no network, so nothing it runs can fetch a URL"
+    fetched = await execute_shell.run(ctx, {"command": f"curl -s {url} | grep figure"})
+    assert not fetched.ok and fetched.output.endswith(f"{no_network})")
+    web = ToolContext(workspace=ws, sandbox=ctx.sandbox, egress=EgressGuard(WebSettings()))
+    program = f"import urllib.request\nurllib.request.urlopen('{url}')"
+    in_python = await execute_python.run(web, {"code": program})
+    assert in_python.output.endswith(f"{no_network}; http_request or browse_website reads one)")
+    (ws.root / "fetch.py").write_text(program)
+    from_a_file = await execute_python_file.run(ctx, {"path": "fetch.py"})
+    assert from_a_file.output.endswith(f"{no_network})")
+    # a fetch that works, or a failure that has nothing to do with fetching, is not told
+    failed = await execute_shell.run(ctx, {"command": "grep figure missing.txt"})
+    assert no_network not in failed.output
+    local = UnsafeSandbox(limits())  # the host's own network: a failure there is real
+    unsafe = await execute_shell.run(
+        ToolContext(workspace=ws, sandbox=local), {"command": f"curl -s {url}"}
+    )
+    assert not unsafe.ok and no_network not in unsafe.output
 
 
 async def test_execute_python_file_tool(ctx: ToolContext, ws: Workspace) -> None:

@@ -13,6 +13,7 @@ from pydantic import Field
 
 from autonoma.tools.base import Risk, Tool, ToolContext, ToolResult, tool
 from autonoma.tools.sandbox import SandboxResult, sandbox_of
+from autonoma.tools.workspace import WorkspaceError
 
 # The sandbox's own wall clock (settings: sandbox.wall_s) stops a program; this is only the
 # tool's backstop, above any sensible wall clock.
@@ -31,7 +32,7 @@ async def execute_python(context: ToolContext, code: Source) -> ToolResult:
     """
     sandbox = sandbox_of(context)
     result = await sandbox.run([sandbox.python, "-"], workspace=context.workspace.root, stdin=code)
-    return report(result)
+    return report(result, code, context)
 
 
 @tool(risk=Risk.EXECUTE, timeout_s=TIMEOUT_S, undoable=True)
@@ -53,7 +54,7 @@ async def execute_python_file(
     result = await sandbox.run(
         [sandbox.python, inside, *(args or [])], workspace=context.workspace.root
     )
-    return report(result)
+    return report(result, _head(context, path), context)
 
 
 @tool(risk=Risk.EXECUTE, timeout_s=TIMEOUT_S, undoable=True)
@@ -66,12 +67,15 @@ async def execute_shell(context: ToolContext, command: Source) -> ToolResult:
     """
     sandbox = sandbox_of(context)
     result = await sandbox.run([sandbox.shell, "-c", command], workspace=context.workspace.root)
-    return report(result)
+    return report(result, command, context)
 
 
-def report(result: SandboxResult) -> ToolResult:
+def report(
+    result: SandboxResult, source: str = "", context: ToolContext | None = None
+) -> ToolResult:
     """What the model reads: the exit code, a limit that stopped the program, stdout and
-    stderr (each capped, the middle of a long one cut)."""
+    stderr (each capped, the middle of a long one cut), and a plain sentence where the
+    failure has a cause the output does not say."""
     lines = [f"exit code {result.exit_code}"]
     if result.stopped:
         lines.append(result.stopped)
@@ -82,7 +86,29 @@ def report(result: SandboxResult) -> ToolResult:
         # the 1.5B model used csv without importing it, then re-read its input to the limit
         module = missing.group(1)
         lines.append(f"({module} is a standard module: the code must `import {module}` first)")
+    if not result.ok and context is not None and _fetches_isolated(source, context):
+        # the 1.5B model ran `curl -s URL | grep ...` seven times: the sandbox has no
+        # network, and curl -s said nothing of it
+        web = "; http_request or browse_website reads one" if context.egress is not None else ""
+        lines.append(f"(code runs with no network, so nothing it runs can fetch a URL{web})")
     return ToolResult(result.ok, "\n".join(lines))
+
+
+def _fetches_isolated(source: str, context: ToolContext) -> bool:
+    return bool(_FETCHES.search(source)) and sandbox_of(context).isolated
+
+
+_FETCHES = re.compile(
+    r"https?://|\b(curl|wget|urlopen|urllib|requests|httpx|aiohttp|socket)\b", re.IGNORECASE
+)
+
+
+def _head(context: ToolContext, path: str) -> str:
+    """The start of a program file of the workspace, to see whether it fetches."""
+    try:
+        return context.workspace.read(path, 20_000).data.decode("utf-8", "replace")
+    except (OSError, WorkspaceError):
+        return ""
 
 
 _MISSING_NAME = re.compile(r"NameError: name '(\w+)' is not defined\s*$")
