@@ -367,7 +367,7 @@ async def test_execute_python_tool(ctx: ToolContext) -> None:
     assert unknown.output.endswith("NameError: name 'total' is not defined")
 
 
-async def test_code_that_fails_to_fetch_is_told_the_sandbox_has_no_network(
+async def test_code_that_fetches_is_told_the_sandbox_has_no_network(
     ctx: ToolContext, ws: Workspace, tmp_path: Path
 ) -> None:
     # the 1.5B model ran `curl -s URL | grep ...` seven times: exit code 1 and nothing else
@@ -382,7 +382,9 @@ async def test_code_that_fails_to_fetch_is_told_the_sandbox_has_no_network(
     (ws.root / "fetch.py").write_text(program)
     from_a_file = await execute_python_file.run(ctx, {"path": "fetch.py"})
     assert from_a_file.output.endswith(f"{no_network})")
-    # a fetch that works, or a failure that has nothing to do with fetching, is not told
+    piped = await execute_shell.run(ctx, {"command": f"curl -s {url} | awk '{{print $2}}'"})
+    assert piped.ok and piped.output.endswith(f"{no_network})")  # exit code 0, and no page
+    # a failure that has nothing to do with fetching, or a fetch with a network, is not told
     failed = await execute_shell.run(ctx, {"command": "grep figure missing.txt"})
     assert no_network not in failed.output
     local = UnsafeSandbox(limits())  # the host's own network: a failure there is real

@@ -86,9 +86,9 @@ def report(
         # the 1.5B model used csv without importing it, then re-read its input to the limit
         module = missing.group(1)
         lines.append(f"({module} is a standard module: the code must `import {module}` first)")
-    if not result.ok and context is not None and _fetches_isolated(source, context):
+    if context is not None and _fetches_isolated(source, context):
         # the 1.5B model ran `curl -s URL | grep ...` seven times: the sandbox has no
-        # network, and curl -s said nothing of it
+        # network, and curl -s said nothing of it (nor, piped on to awk, did the exit code)
         web = "; http_request or browse_website reads one" if context.egress is not None else ""
         lines.append(f"(code runs with no network, so nothing it runs can fetch a URL{web})")
     return ToolResult(result.ok, "\n".join(lines))
