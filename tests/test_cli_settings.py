@@ -77,7 +77,11 @@ def test_a_settings_file_sets_the_run_and_options_given_win(
         ('strategy = "loop"\n', ["--strategy", "x"], r"--strategy is one of loop, plan, not 'x'"),
         ("[limits]\nmax_steps = 0\n", [], r"limits.max_steps in .*: Input should be greater"),
         ("[tools]\nsurprise = 1\n", [], r"tools.surprise in .*run.toml is not a setting"),
-        ("version = 9\n", [], r"stored by a newer autonoma \(version 9"),
+        (
+            "version = 9\n",
+            [],
+            r"Invalid value: version in \S+: these settings were stored by a newer autonoma \(version 9",
+        ),
         ("= nonsense", [], r"cannot read the run settings"),
     ],
 )

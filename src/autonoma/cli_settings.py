@@ -190,7 +190,7 @@ def one_line(
         if moved is not None and path is not None:  # a file in version 2's shape
             return f"{where} is now {moved} ([{moved.split('.')[0]}] in a settings file)"
         return f"{where} is not a setting ({listed_in} lists them)"
-    return f"{where}: {first['msg']}"
+    return f"{where}: {first['msg'].removeprefix('Value error, ')}"
 
 
 # options that only a planned run reads

@@ -122,6 +122,14 @@ class RunSettings(BaseModel):
         """The settings a run was stored with, migrated from the shape they were stored in."""
         return cls.model_validate(migrate(data))
 
+    @field_validator("version")
+    @classmethod
+    def _not_newer(cls, value: int) -> int:
+        """A shape this autonoma cannot read is refused at once, before any model loads."""
+        if value > SETTINGS_VERSION:
+            raise ValueError(NEWER.format(version=value, ours=SETTINGS_VERSION))
+        return value
+
     @field_validator("memory", mode="before")
     @classmethod
     def _memory_on_or_off(cls, value: Any) -> Any:
@@ -181,11 +189,14 @@ def migrate(data: dict[str, Any]) -> dict[str, Any]:
         planning |= {name: data.pop(name) for name in PLANNING_WAS if name in data}
         data |= {"memory": memory, "planning": planning, "version": 3}
     if data["version"] != SETTINGS_VERSION:
-        raise ValueError(
-            f"these settings were stored by a newer autonoma (version {data['version']}; "
-            f"this one reads up to {SETTINGS_VERSION})"
-        )
+        raise ValueError(NEWER.format(version=data["version"], ours=SETTINGS_VERSION))
     return data
+
+
+NEWER = (
+    "these settings were stored by a newer autonoma (version {version}; this one reads up "
+    "to {ours})"
+)
 
 
 # version 2's top-level names of what is now in `memory` and `planning`
