@@ -205,6 +205,36 @@ async def test_a_check_that_cannot_fail_or_is_broken_is_sent_back(
 
 
 @needs_bwrap
+async def test_a_check_importing_a_module_no_goal_makes_is_sent_back(
+    runner: CheckRunner, workspace: Workspace
+) -> None:
+    # the 1.5B writer checked an API's figures with `import requests`: not where checks run
+    fetching = code(
+        "summary.txt holds the API's figures",
+        "import requests\nassert open('summary.txt').read() == requests.get('http://x').text",
+    )
+    made_by_the_work = code(  # a module the goal asks for is missing until the work is done
+        "sorter.sort_names sorts ignoring case",
+        "import sorter\nassert sorter.sort_names(['b', 'A']) == ['A', 'b']",
+    )
+    model = ScriptedModel(
+        [{"checks": [fetching, made_by_the_work]}, {"checks": [made_by_the_work]}]
+    )
+
+    written = await CheckWriter(model, runner).write(
+        "Write sorter.py with sort_names, and the API figures to summary.txt",
+        [],
+        workspace,
+        SPENT(),
+    )
+    assert [c.what for c in written.checks] == ["sorter.sort_names sorts ignoring case"], (
+        written.discarded
+    )
+    [sent_back] = written.discarded
+    assert "imports requests, which is not installed where checks run" in sent_back
+
+
+@needs_bwrap
 async def test_a_check_that_passes_on_a_wrong_file_is_sent_back(
     runner: CheckRunner, workspace: Workspace
 ) -> None:

@@ -285,6 +285,9 @@ _CHECK_LINE = re.compile(r'File "check\.py", line (\d+)')
 _RAISED = re.compile(r"(?:\w+\.)*(\w+(?:Error|Exception|Exit|Interrupt))\b")
 
 
+_MISSING_MODULE = re.compile(r"No module named '(\w+)")
+
+
 def _error_name(output: str) -> str:
     found = _RAISED.match(output)
     return found.group(1) if found else ""
@@ -392,7 +395,7 @@ class CheckWriter:
                 problem = self._unrunnable(check)
                 problem = problem or guard.reads_no_result(check, [task, *goals], workspace)
                 problem = problem or guard.before_of_the_new(check, workspace)
-                problem = problem or await self._fails_for_nothing(check)
+                problem = problem or await self._fails_for_nothing(check, [task, *goals])
                 problem = problem or await self._passes_on_junk(check, [task, *goals], workspace)
             if problem:
                 problems.append(f"the check {check.what!r} {problem}")
@@ -434,7 +437,7 @@ class CheckWriter:
             )
         return ""
 
-    async def _fails_for_nothing(self, check: Check) -> str:
+    async def _fails_for_nothing(self, check: Check, texts: Sequence[str]) -> str:
         """Run on the workspace before the work: a check must fail, and for a reason."""
         assert self.runner is not None
         result = await self.runner.run(check)
@@ -445,6 +448,15 @@ class CheckWriter:
             )
         if _error_name(result.output) not in MEANINGFUL_FAILURES:
             return f"is broken: before any work it fails with {result.output}"
+        missing = _MISSING_MODULE.search(result.output)
+        if missing and not re.search(rf"\b{re.escape(missing.group(1))}\b", " ".join(texts)):
+            # the 1.5B writer checked an API's figures with `import requests`: not installed
+            # where checks run, no goal makes it, so the check could never pass
+            return (
+                f"imports {missing.group(1)}, which is not installed where checks run and no "
+                "goal asks the work to make: read the workspace's files with the standard "
+                "library"
+            )
         return ""
 
     async def _passes_on_junk(
