@@ -4,7 +4,10 @@ the command line, each run as the README shows it and its documented effect chec
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 from autonoma.testing import act
@@ -148,3 +151,27 @@ def test_verbose_shows_library_log_lines_in_the_live_view_s_style(
     assert re.search(rf"^info httpx\w*: {re.escape(asked)}$", said[True], re.MULTILINE)
     assert "httpx" not in said[False]
     assert "Traceback" not in said[True]
+
+
+def test_shell_completion_prints_a_script_and_completes_commands_and_options(
+    home: Path,
+) -> None:
+    script = cli(home, "--show-completion", "bash")
+    assert script.returncode == 0
+    assert "complete -o default -F _autonoma_completion autonoma" in script.stdout
+
+    def completes(words: str) -> list[str]:
+        env = os.environ | {
+            "_AUTONOMA_COMPLETE": "complete_bash",
+            "COMP_WORDS": words,
+            "COMP_CWORD": str(len(words.split()) - 1),
+        }
+        done = subprocess.run(
+            [sys.executable, "-m", "autonoma"], capture_output=True, text=True, env=env,
+            timeout=60, check=True,
+        )  # fmt: skip
+        return done.stdout.split()
+
+    assert completes("autonoma ru") == ["run", "runs"]
+    assert completes("autonoma run --strat") == ["--strategy"]
+    assert completes("autonoma runs pr") == ["prune"]
