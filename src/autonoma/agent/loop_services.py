@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Literal
 
 from autonoma.agent.approval import Approver, RefuseWithoutTerminal
@@ -137,8 +136,7 @@ class LoopServices:
             self.memory.outside_from = state.outside_from
 
     def trial_workspace(self, run: RunRecord) -> TrialWorkspace:
-        keep = self.store.path.parent / "trials" / run.id
-        return TrialWorkspace(Path(run.workspace), keep)
+        return TrialWorkspace.of(self.store, run)
 
     def trials_restore(self, run: RunRecord) -> bool:
         """Whether a new trial puts the workspace back: only a run that owns its workspace

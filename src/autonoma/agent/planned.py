@@ -20,6 +20,7 @@ from autonoma.agent.hindsight import run_attempt, worst_to_best
 from autonoma.agent.identity import AgentIdentity
 from autonoma.agent.loop import RunLoop
 from autonoma.agent.outcome import RunOutcome
+from autonoma.agent.trials import TrialWorkspace
 from autonoma.errors import AutonomaError, ModelError
 from autonoma.planning.creation import TaskCreator
 from autonoma.planning.decompose import PlanInvalid, Planner
@@ -166,21 +167,23 @@ class PlannedRun:
     ) -> tuple[RunStatus, str]:
         """Runs the graph's tasks; if later work undid a finished task's checks, those tasks
         once more, told what undid them; incomplete if it is undone again."""
-        schedule = self._schedule(graph)
-        for redo in (False, True):
+
+        async def run_graph() -> tuple[RunStatus, str, dict[str, list[str]]]:
+            schedule = self._schedule(graph)
             work = _TaskWork(self, run, identity, graph, budget, schedule, own, workspace)
             await self.executor.run(schedule, work, work.changed)
             status, reason = self._verdict(graph, schedule)
-            if status != "completed" or not (
-                undone := await self._undone(run.id, graph, workspace)
-            ):
-                return status, reason
-            if redo:
-                said = "; ".join(why for whys in undone.values() for why in whys)
-                return "incomplete", f"{reason}, but later work undid earlier work: {said}"
+            undone = await self._undone(run.id, graph, workspace) if status == "completed" else {}
+            return status, reason, undone
+
+        status, reason, undone = await run_graph()
+        if undone:
             await self._reopen(run.id, graph, undone)
-            schedule = self._schedule(graph)
-        raise AssertionError("unreachable")
+            status, reason, undone = await run_graph()
+        if undone:
+            said = "; ".join(why for whys in undone.values() for why in whys)
+            return "incomplete", f"{reason}, but later work undid earlier work: {said}"
+        return status, reason
 
     async def _graph(
         self, run: RunRecord, identity: AgentIdentity, workspace: Workspace, own: BudgetSpent
@@ -234,14 +237,16 @@ class PlannedRun:
         other task's file, and both had passed their own checks)."""
         if self.sandbox is None:
             return {}
+        children = await asyncio.to_thread(self.store.children, run_id)
         undone: dict[str, list[str]] = {}
         for task in graph.tasks:
-            child = await asyncio.to_thread(self._finished_run, run_id, task)
-            if child is None:
+            finished = [c for c in children if c.task_id == task.id and c.status == "completed"]
+            if task.status != "done" or not finished:
                 continue
+            child = finished[-1]
             events = await asyncio.to_thread(self.store.events, child.id)
             passed = _passed_checks(events)
-            start = self.store.path.parent / "trials" / child.id / "start"
+            start = TrialWorkspace.of(self.store, child).start
             runner = CheckRunner(self.sandbox, workspace, start)
             for result in await runner.run_all(passed):
                 if not result.passed:
@@ -265,12 +270,6 @@ class PlannedRun:
                     task=task.id, status="pending", attempt=task.attempts, result=task.result[:500]
                 ),
             )
-
-    def _finished_run(self, run_id: str, task: Task) -> RunRecord | None:
-        """The run that completed the task, if one did."""
-        done = [c for c in self.store.children(run_id) if c.task_id == task.id]
-        done = [c for c in done if c.status == "completed"]
-        return done[-1] if done and task.status == "done" else None
 
     def _verdict(self, graph: TaskGraph, schedule: Schedule) -> tuple[RunStatus, str]:
         if schedule.complete:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Literal
 
 from autonoma.agent.progress import Progress
+from autonoma.runtime.store import RunRecord, RunStore
 from autonoma.tools.workspace import Workspace, own_state
 
 Course = Literal["continue", "replan", "new_trial"]
@@ -82,6 +83,11 @@ class TrialWorkspace:
         self.root = root
         self.keep = keep  # <store dir>/trials/<run id>
         self.start = keep / "start"
+
+    @classmethod
+    def of(cls, store: RunStore, run: RunRecord) -> TrialWorkspace:
+        """The run's, kept beside its store."""
+        return cls(Path(run.workspace), store.path.parent / "trials" / run.id)
 
     def snapshot(self) -> bool:
         """Copy the workspace once, at the run's start. False if it is too big to copy."""

@@ -12,7 +12,7 @@ from typing import Annotated
 from pydantic import Field
 
 from autonoma.tools.base import Risk, Tool, ToolContext, ToolResult, tool
-from autonoma.tools.sandbox import SandboxResult, sandbox_of
+from autonoma.tools.sandbox import Sandbox, SandboxResult, sandbox_of
 from autonoma.tools.workspace import WorkspaceError
 
 # The sandbox's own wall clock (settings: sandbox.wall_s) stops a program; this is only the
@@ -32,7 +32,7 @@ async def execute_python(context: ToolContext, code: Source) -> ToolResult:
     """
     sandbox = sandbox_of(context)
     result = await sandbox.run([sandbox.python, "-"], workspace=context.workspace.root, stdin=code)
-    return report(result, code, context)
+    return report(result, no_network(code, sandbox, context))
 
 
 @tool(risk=Risk.EXECUTE, timeout_s=TIMEOUT_S, undoable=True)
@@ -54,7 +54,7 @@ async def execute_python_file(
     result = await sandbox.run(
         [sandbox.python, inside, *(args or [])], workspace=context.workspace.root
     )
-    return report(result, _head(context, path), context)
+    return report(result, no_network(_head(context, path), sandbox, context))
 
 
 @tool(risk=Risk.EXECUTE, timeout_s=TIMEOUT_S, undoable=True)
@@ -67,15 +67,13 @@ async def execute_shell(context: ToolContext, command: Source) -> ToolResult:
     """
     sandbox = sandbox_of(context)
     result = await sandbox.run([sandbox.shell, "-c", command], workspace=context.workspace.root)
-    return report(result, command, context)
+    return report(result, no_network(command, sandbox, context))
 
 
-def report(
-    result: SandboxResult, source: str = "", context: ToolContext | None = None
-) -> ToolResult:
+def report(result: SandboxResult, note: str = "") -> ToolResult:
     """What the model reads: the exit code, a limit that stopped the program, stdout and
     stderr (each capped, the middle of a long one cut), and a plain sentence where the
-    failure has a cause the output does not say."""
+    output hides a cause (`note`, and a standard module used without its import)."""
     lines = [f"exit code {result.exit_code}"]
     if result.stopped:
         lines.append(result.stopped)
@@ -86,16 +84,19 @@ def report(
         # the 1.5B model used csv without importing it, then re-read its input to the limit
         module = missing.group(1)
         lines.append(f"({module} is a standard module: the code must `import {module}` first)")
-    if context is not None and _fetches_isolated(source, context):
-        # the 1.5B model ran `curl -s URL | grep ...` seven times: the sandbox has no
-        # network, and curl -s said nothing of it (nor, piped on to awk, did the exit code)
-        web = "; http_request or browse_website reads one" if context.egress is not None else ""
-        lines.append(f"(code runs with no network, so nothing it runs can fetch a URL{web})")
+    if note:
+        lines.append(note)
     return ToolResult(result.ok, "\n".join(lines))
 
 
-def _fetches_isolated(source: str, context: ToolContext) -> bool:
-    return bool(_FETCHES.search(source)) and sandbox_of(context).isolated
+def no_network(source: str, sandbox: Sandbox, context: ToolContext) -> str:
+    """For code that fetches in the isolated sandbox: it has no network, and which tool
+    reads a URL when the run has one. The 1.5B model ran `curl -s URL | grep ...` seven
+    times; curl -s said nothing of it (nor, piped on to awk, did the exit code)."""
+    if not sandbox.isolated or not _FETCHES.search(source):
+        return ""
+    web = "; http_request or browse_website reads one" if context.egress is not None else ""
+    return f"(code runs with no network, so nothing it runs can fetch a URL{web})"
 
 
 _FETCHES = re.compile(
