@@ -404,3 +404,28 @@ async def test_a_check_that_can_never_pass_is_left_out_and_the_task_judged(
     assert "was left out: it can never pass (line 3 compares a text with a list)" in claim
     judged = next(e for e in events if e.kind == "checks_run")
     assert [r["kind"] for r in judged.data["results"]] == ["judged"]
+
+
+async def test_with_only_judged_checks_the_request_asks_for_the_claim_once_the_files_are_there(
+    tmp_path: Path,
+) -> None:
+    # nothing but a claim ends such a run: the 1.5B model wrote its haiku at step 2 with one
+    # judged check left, never claimed it, rewrote it, deleted it and ran out of steps
+    judged = {"goal": 1, "what": "sorted.txt is sorted ignoring case", "kind": "judged"}
+    _, status, _, _, model = await start(
+        tmp_path,
+        [
+            {"checks": [judged]},
+            act("list_files"),
+            act("write_file", path="sorted.txt", text=RIGHT),
+            act("task_complete", reason="sorted"),
+            {"passed": True, "why": "Alice, bob, carol"},
+        ],
+    )
+    assert status == "completed" and model.remaining == 0
+    said = "The acceptance checks are judged when you call task_complete: sorted.txt is sorted"
+    before, after = model.requests[2].messages[1].content, model.requests[3].messages[1].content
+    assert said in before and said in after
+    assert "When every goal is met, the command is task_complete" not in before  # no file yet
+    assert after.endswith("When every goal is met, the command is task_complete; "
+                          "otherwise determine exactly one command to use next.")  # fmt: skip
