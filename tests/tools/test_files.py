@@ -158,6 +158,20 @@ async def test_append_creates_then_appends(ctx: ToolContext, ws: Workspace) -> N
     assert (ws.root / "log" / "run.log").read_text(encoding="utf-8") == "one\ntwo\n"
 
 
+async def test_append_adds_whole_lines_even_to_an_unfinished_last_line(
+    ctx: ToolContext, ws: Workspace
+) -> None:
+    # raw appends ran the 1.5B model's lines together: "Autumn HaikuAutumn Haiku..."
+    (ws.root / "haiku.txt").write_text("Crisp leaves", encoding="utf-8")
+    await append_file.run(ctx, {"path": "haiku.txt", "text": "fall on the path"})
+    result = await append_file.run(ctx, {"path": "haiku.txt", "text": "autumn wind"})
+    assert result.output.endswith("it now holds 3 lines, 42 characters")
+    text = (ws.root / "haiku.txt").read_text(encoding="utf-8")
+    assert text == "Crisp leaves\nfall on the path\nautumn wind\n"
+    await append_file.run(ctx, {"path": "empty.txt", "text": ""})
+    assert (ws.root / "empty.txt").read_bytes() == b""
+
+
 async def test_delete_removes_the_file(ctx: ToolContext, ws: Workspace) -> None:
     (ws.root / "gone.txt").write_text("x", encoding="utf-8")
     result = await delete_file.run(ctx, {"path": "gone.txt"})

@@ -272,9 +272,13 @@ class Workspace:
                     os.unlink(temp, dir_fd=folder)
                 raise
 
-    def append(self, path: str, data: bytes, limit: int) -> FileRead:
-        """Add to the end of the file (made if missing); then at most `limit` bytes of it."""
+    def append(self, path: str, data: bytes, limit: int, *, on_new_line: bool = False) -> FileRead:
+        """Add to the end of the file (made if missing); then at most `limit` bytes of it.
+        `on_new_line`: a file whose last line is unfinished gets a newline first."""
         with self._file(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, create=True) as fd:
+            size = os.fstat(fd).st_size
+            if on_new_line and size and os.pread(fd, 1, size - 1) != b"\n":
+                data = b"\n" + data
             _write_all(fd, data)
             size = os.fstat(fd).st_size
             os.lseek(fd, 0, os.SEEK_SET)
