@@ -175,3 +175,65 @@ def test_shell_completion_prints_a_script_and_completes_commands_and_options(
     assert completes("autonoma ru") == ["run", "runs"]
     assert completes("autonoma run --strat") == ["--strategy"]
     assert completes("autonoma runs pr") == ["prune"]
+
+
+def test_a_tool_settings_file_s_groups_choose_the_tools_unless_tools_is_given(
+    home: Path, server: FakeOpenAI, tmp_path: Path
+) -> None:
+    # docs/tools.md's example: the --tools default used to overwrite the file's groups
+    path = tmp_path / "tools.toml"
+    path.write_text('groups = ["calculator"]\n[sandbox]\ncpu_s = 20\n', encoding="utf-8")
+    server.responder = scripted([act("task_complete", reason="done")])
+
+    def stored(*options: str) -> dict[str, object]:
+        ran = cli(home, "run", "Add", "--model", spec(server), "--tool-settings", str(path),
+                  *options, *QUIET)  # fmt: skip
+        run_id = json.loads(ran.stdout)["run_id"]
+        tools: dict[str, object] = json.loads(cli(home, "show", run_id, "--json").stdout)[
+            "settings"
+        ]["tools"]
+        return tools
+
+    from_file = stored()
+    assert from_file["groups"] == ["calculator"]
+    assert from_file["sandbox"]["cpu_s"] == 20  # type: ignore[index]
+    prompt = server.requests[-1]["messages"][0]["content"]
+    assert "calculator(" in prompt and "execute_python" not in prompt
+    assert stored("--tools", "web")["groups"] == ["web"]  # the option wins over the file
+
+
+def test_resume_settings_lays_a_file_over_the_stored_settings(
+    home: Path, server: FakeOpenAI, tmp_path: Path
+) -> None:
+    # a resumed run's model timeouts could not be changed: the file's keys replace only those
+    server.responder = scripted([act("list_files")])
+    first = cli(home, "run", "List", "--model", spec(server), "--max-steps", "1",
+                "--seed", "7", *QUIET)  # fmt: skip
+    run_id = json.loads(first.stdout)["run_id"]
+    path = tmp_path / "slow.toml"
+    path.write_text("[llm]\nfirst_byte_timeout_s = 300\n", encoding="utf-8")
+    more = cli(home, "resume", run_id, "--settings", str(path), "--max-steps", "1", "--json")
+    assert json.loads(more.stdout)["status"] == "budget_exhausted", more.stderr
+    settings = json.loads(cli(home, "show", run_id, "--json").stdout)["settings"]
+    assert settings["llm"]["first_byte_timeout_s"] == 300
+    assert settings["llm"]["connect_timeout_s"] == 10  # the rest of the table kept
+    assert settings["seed"] == 7 and settings["limits"]["max_steps"] == 2
+
+    path.write_text("[llm]\nfirst_byte_timeout = 300\n", encoding="utf-8")
+    bad = cli(home, "resume", run_id, "--settings", str(path))
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+    assert "llm.first_byte_timeout" in bad.stderr and str(path) in bad.stderr
+
+
+def test_max_minutes_bounds_the_naming_of_the_agent_too(home: Path, server: FakeOpenAI) -> None:
+    # with no --name the model names the agent first: a hung model ran 28 s into a 3-second
+    # limit there, and the run ended failed with no id
+    server.responder = scripted([act("list_files")])
+    server.latency_s = 40
+    ran = cli(home, "run", "List forever", "--model", spec(server), "--max-minutes", "0.05",
+              *QUIET, timeout=60)  # fmt: skip
+    ended = json.loads(ran.stdout)
+    assert ended["status"] == "budget_exhausted" and ended["run_id"], ended
+    assert ended["reason"].startswith("time limit reached (")
+    assert "no identity within the run's time limit (3s)" in ran.stderr
+    assert ended["totals"]["seconds"] < 10

@@ -104,6 +104,8 @@ def test_bad_settings_are_one_line(
         (["--trials", "2"], "--trials counts the trials of --self-reflect"),
         (["--memory-of", "x", "--no-memory"], "which --no-memory turns off"),
         (["--tools", "none,web"], "--tools none means no groups: give it alone"),
+        (["--strategy", "plan", "--ray-address", "auto"], "add --executor ray"),
+        (["--tools", "code", "--allow-host", "10.0.0.1"], "--tools leaves out web"),
         (["--goal", "a"] * 6, "at most five goals: --goal was given 6 times"),
         (
             ["--strategy", "plan", "--planner", "pddl", "--pddl-domain", "nosuch"],
@@ -214,10 +216,9 @@ def test_help_shows_flags_as_typed_and_the_version(home: Path) -> None:
     for command in ([], ["run"], ["resume"], ["runs", "prune"]):  # --help itself is a flag
         assert "<bool>" not in cli(home, *command, "--help").stdout, command
     assert "Usage: autonoma run [OPTIONS] GOAL" in shown and "<list[str]>" not in shown
-    assert (
-        "Usage: autonoma runs delete [OPTIONS] RUN_IDS..."
-        in cli(home, "runs", "delete", "--help").stdout
-    )
+    delete = cli(home, "runs", "delete", "--help").stdout
+    assert "Usage: autonoma runs delete [OPTIONS] RUN_IDS..." in delete
+    assert "<list[str]>" not in delete and "TEXT..." in delete
     assert "AUTONOMA_MODEL" in shown
     version = cli(home, "--version")
     assert version.returncode == 0 and version.stdout.startswith("autonoma ")

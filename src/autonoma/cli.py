@@ -51,6 +51,7 @@ from autonoma.cli_settings import (
     given,
     read_settings_file,
     run_settings,
+    settings_laid_over,
     tool_settings_from,
     unused_options,
     user_config,
@@ -514,7 +515,7 @@ def run(
     )
     tool_config = tool_settings_from(
         tool_settings,
-        tools if "tools" in chosen or "tools" not in base else None,
+        tools if "tools" in chosen else None,
         allow_hosts,
         unsafe_code,
         trust_outside,
@@ -620,6 +621,12 @@ def resume(
         help="new tool settings for the run (a server that would not start, say), in place of "
         "the stored ones",
     ),
+    settings_file: Path | None = typer.Option(
+        None,
+        "--settings",
+        help="a TOML or JSON file of run settings laid over the stored ones, key by key (model "
+        "timeouts in [llm], say); the options above apply after it",
+    ),
     continuous: bool | None = typer.Option(
         None,
         "--continuous/--approve",
@@ -635,6 +642,8 @@ def resume(
         raise AutonomaError(f"run {run_id} is already completed; start a new one with run")
     ensure_free(store, run_id)  # said before its settings are touched
     settings = RunSettings.stored(record.settings)
+    if settings_file is not None:
+        settings = settings_laid_over(settings, settings_file)
     spent = store.total_spent(record)  # resume's limits are more on top of what is spent
     settings.limits = limits_from(
         max_steps and spent.steps + max_steps,
@@ -696,6 +705,8 @@ def plain_metavars(command: Any) -> Any:
             param.metavar = (param.name or "value").upper()
             # the usage line as click and argparse write it: GOAL, not typer's {GOAL}
             param.get_usage_pieces = _usage_as_typed(param)  # type: ignore[method-assign,assignment]
+            if param.nargs != 1:  # TEXT..., as for a repeated option, not <list[str]>
+                param.display_type_rich = lambda ctx: "TEXT..."  # type: ignore[method-assign]
     command.get_help_option = _plain_help(command.get_help_option)
     for inner in getattr(command, "commands", {}).values():
         plain_metavars(inner)

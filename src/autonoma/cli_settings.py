@@ -122,6 +122,25 @@ def run_settings(
         raise typer.BadParameter(one_line(error, path, chosen)) from None
 
 
+def settings_laid_over(settings: RunSettings, path: Path) -> RunSettings:
+    """A stored run's settings with a settings file's keys laid over them, table by table
+    (resume --settings: `[llm] first_byte_timeout_s = 300` changes that and nothing else)."""
+    data = read_settings_file(path, "the run settings")
+    try:
+        return RunSettings.model_validate(_laid_over(settings.model_dump(), data))
+    except ValidationError as error:
+        raise typer.BadParameter(one_line(error, path)) from None
+
+
+def _laid_over(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
+    laid = dict(base)
+    for key, value in top.items():
+        below = laid.get(key)
+        both_tables = isinstance(below, dict) and isinstance(value, dict)
+        laid[key] = _laid_over(below, value) if both_tables else value  # type: ignore[arg-type]
+    return laid
+
+
 def tool_settings_from(
     path: Path | None,
     groups: str | None,
@@ -212,4 +231,8 @@ def unused_options(settings: RunSettings, chosen: AbstractSet[str]) -> str:
         return "--trials counts the trials of --self-reflect: add --self-reflect"
     if "memory_of" in chosen and not settings.memory.enabled:
         return "--memory-of continues an earlier run's memory, which --no-memory turns off"
+    if "ray_address" in chosen and settings.planning.executor != "ray":
+        return "--ray-address names the cluster of --executor ray: add --executor ray"
+    if "allow_hosts" in chosen and "web" not in settings.tools.groups:
+        return "--allow-host lets the web tools reach a host, and --tools leaves out web"
     return ""

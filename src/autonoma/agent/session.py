@@ -7,13 +7,18 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Coroutine, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from autonoma.agent.approval import Approver
-from autonoma.agent.identity import AgentIdentity, generate_identity
+from autonoma.agent.identity import (
+    AgentIdentity,
+    GeneratedIdentity,
+    fallback_identity,
+    generate_identity,
+)
 from autonoma.agent.loop import RunLoop
 from autonoma.agent.outcome import RunOutcome
 from autonoma.agent.planned import PlanConfig, PlannedRun
@@ -94,12 +99,18 @@ async def create_run(
     spent = BudgetSpent()
     if identity is None:
         tools = tools or default_tools(memory=settings.memory.enabled, subagents=settings.subagents)
-        made = await generate_identity(model.in_lane(SIDE_LANE), goal, tools, seed=settings.seed)
+        started = time.monotonic()
+        made = await _identity_within(
+            generate_identity(model.in_lane(SIDE_LANE), goal, tools, seed=settings.seed),
+            settings.limits.max_seconds,
+            goal,
+        )
         identity, fallback = made.identity, made.fallback_reason
         spent = BudgetSpent(
             prompt_tokens=made.prompt_tokens,
             completion_tokens=made.completion_tokens,
             usd=made.cost_usd,
+            seconds=time.monotonic() - started,  # the run's time limit counts it
         )
     run = await asyncio.to_thread(
         store.create_run,
@@ -112,6 +123,20 @@ async def create_run(
         spent=spent,
     )
     return run, fallback
+
+
+async def _identity_within(
+    making: Coroutine[Any, Any, GeneratedIdentity], seconds: float | None, goal: str
+) -> GeneratedIdentity:
+    """The identity, made within the run's time limit, else the goal as is (a hung model
+    ran 28 s into a 3-second limit and the run was never stored); the run then ends at once
+    as `budget_exhausted`, with an id to resume."""
+    try:
+        async with asyncio.timeout(seconds):
+            return await making
+    except TimeoutError:
+        said = f"no identity within the run's time limit ({seconds:g}s); using the goal as is"
+        return GeneratedIdentity(fallback_identity(goal), said)
 
 
 def identity_from_options(
