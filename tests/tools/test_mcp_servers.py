@@ -214,7 +214,8 @@ def test_annotations_decide_risk_unless_the_person_said_otherwise() -> None:
     assert wrap_tools(connection, tools[:1], [])[0].risk is Risk.EXECUTE
 
 
-def test_argument_notes_are_cut_whole() -> None:
+def test_argument_notes_share_the_limit_and_drop_no_argument_silently() -> None:
+    # convert_time's target_timezone, the argument naming Asia/Tokyo, was left out whole
     schema = {
         "properties": {
             "a": {"description": "«" + "x" * 100 + "»"},
@@ -222,8 +223,12 @@ def test_argument_notes_are_cut_whole() -> None:
             "c": {"type": "string"},
         }
     }
-    assert argument_notes(schema).startswith(" Arguments: a «x")
-    assert "b «" not in argument_notes(schema)
+    notes = argument_notes(schema)
+    assert notes.startswith(" Arguments: a «" + "x" * 100 + "»; b «yyy")
+    assert notes.endswith("y…».") and len(notes) <= 300 + len(" Arguments: .")
+    many = {"properties": {f"arg{n}": {"description": "«" + "z" * 90 + "»"} for n in range(9)}}
+    said = argument_notes(many)
+    assert "arg0 «zz" in said and said.endswith("; also arg6, arg7, arg8.")
     assert argument_notes({"properties": {}}) == ""
 
 

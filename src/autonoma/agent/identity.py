@@ -62,16 +62,52 @@ class GeneratedIdentity:
 _QUOTED = re.compile(r"\"([^\"\n]{1,80})\"|'([^'\n]{1,80})'|`([^`\n]{1,80})`")
 
 
+# a number as written: 1,250 or 1_250 or 3.50 (not part of a word such as "v2" or "mp3")
+_NUMBER = re.compile(r"(?<![\w.])\d[\d,_]*(?:\.\d+)?(?![\w]|\.\d)")
+# a name: a word with a capital after its first letter (ACME, McDonald, iPhone), or any
+# capitalised word that does not begin a sentence (Tokyo, Alice)
+_NAME = re.compile(r"\b\w*[a-z0-9]*[A-Z]\w*\b")
+
+
 def as_the_person_wrote(goal: str, written: str) -> str:
-    """`written` (a goal the model wrote) with the file names and quoted strings of the
-    person's `goal` spelled as the person spelled them: the 1.5B model turned `tokyo.txt`
-    into `Tokyo.txt`, and the completion check then refused the right file."""
+    """`written` (a goal the model wrote) with the file names, quoted strings, names and
+    numbers of the person's `goal` spelled as the person spelled them: the 1.5B model turned
+    `tokyo.txt` into `Tokyo.txt`, and the completion check then refused the right file; a
+    model writes 1,250 as 1250 and 3.5 as 3.50, ACME as Acme."""
     exact = set(named_files([goal]))
     exact |= {next(part for part in found if part) for found in _QUOTED.findall(goal)}
+    exact |= _names(goal)
     for word in sorted(exact, key=len, reverse=True):
         # a function, so a backslash in the word is not read as a group reference
-        written = re.sub(re.escape(word), _literally(word), written, flags=re.IGNORECASE)
-    return written
+        # a whole word, and not a part of a file name (Tokyo in tokyo.txt)
+        pattern = rf"(?<![\w./-]){re.escape(word)}(?![\w/-]|\.\w)"
+        written = re.sub(pattern, _literally(word), written, flags=re.IGNORECASE)
+    return _NUMBER.sub(_numbers_as_in(goal), written)
+
+
+def _names(goal: str) -> set[str]:
+    starts = {m.end() for m in re.finditer(r"(?:^|[.!?:;]\s+|\n)", goal)}
+    return {
+        m.group()
+        for m in _NAME.finditer(goal)
+        if m.start() not in starts or not m.group()[1:].islower()
+    }
+
+
+def _numbers_as_in(goal: str) -> Callable[[re.Match[str]], str]:
+    """A number the model wrote, spelled as the goal spelled the same value (only the goal's
+    numbers with a separator or a decimal point: those are the ones respelled)."""
+    spelled: dict[float, str] = {}
+    for found in _NUMBER.findall(goal):
+        if any(mark in found for mark in ",._"):
+            spelled.setdefault(_value(found), found)
+    return lambda match: spelled.get(_value(match.group()), match.group())
+
+
+def _value(number: str) -> float:
+    if "," in number and not re.fullmatch(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?", number):
+        return float("nan")  # "1,2,3": a list, not a number
+    return float(number.replace(",", "").replace("_", ""))
 
 
 def _literally(word: str) -> Callable[[re.Match[str]], str]:

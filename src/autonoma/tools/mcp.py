@@ -205,18 +205,30 @@ def argument_notes(parameters: dict[str, Any], limit: int = ARGUMENT_NOTES_CHARS
     """The described arguments of a normalised schema, for the tool's prompt line (the model
     passed `timezone="Tokyo"` when "an IANA name such as Asia/Tokyo" was only in the schema):
     ` Arguments: timezone «IANA timezone name, such as Asia/Tokyo».`, at most `limit`."""
-    notes: list[str] = []
+    notes: list[tuple[str, str]] = []
     for name, prop in (parameters.get("properties") or {}).items():
         said = prop.get("description") if isinstance(prop, dict) else None
         if isinstance(said, str) and said:
-            notes.append(f"{name} {said}")  # cleaned and quoted by normalise_schema
-    text = ""
-    for note in notes:
+            notes.append((name, said))  # cleaned and quoted by normalise_schema
+    if not notes:
+        return ""
+    # every argument gets its share, so none is dropped silently (convert_time's
+    # target_timezone, the one naming Asia/Tokyo, was): a note cut short ends in "…»", and
+    # names beyond the limit are still listed
+    share = max(48, limit // len(notes))
+    text, unsaid = "", []
+    for name, said in notes:
+        note = f"{name} {said}"
+        if len(note) > share:
+            note = note[: share - 2].rstrip() + "…" + CLOSE
         joined = f"{text}; {note}" if text else note
         if len(joined) > limit:
-            break
-        text = joined
-    return f" Arguments: {text}." if text else ""
+            unsaid.append(name)
+        else:
+            text = joined
+    if unsaid:
+        text += f"{'; ' if text else ''}also {', '.join(unsaid)}"
+    return f" Arguments: {text}."
 
 
 def tool_name(server: str, remote: str, taken: set[str]) -> str:
