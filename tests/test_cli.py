@@ -399,6 +399,14 @@ def test_a_cost_limit_without_a_price_is_said_and_a_price_can_be_given(
     assert unpriced.returncode == 0, unpriced.stderr
     assert "no price is known" in " ".join(unpriced.stderr.split())
     assert json.loads(unpriced.stdout)["totals"]["usd"] == 0
+    server.responder = scripted([act("task_complete", reason="done")])
+    quiet = cli(home, "run", "Write a haiku", "--model", spec(server), "--budget-usd", "1",
+                "--continuous", "--no-checks", "--quiet")  # fmt: skip
+    said = " ".join(quiet.stdout.split())  # the warning whole, not cut at 200 characters
+    assert "(?price_in=USD&price_out=USD per million tokens)" in said, quiet.stdout
+    server.responder = scripted(
+        [act("write_file", path="haiku.txt", text=HAIKU), act("task_complete", reason="done")]
+    )
     priced = cli(home, "run", "Write a haiku", "--model", f"{spec(server)}?price_in=1000&price_out=2000",
                  "--budget-usd", "1", "--continuous", "--no-checks", "--json")  # fmt: skip
     assert priced.returncode == 0, priced.stderr

@@ -56,6 +56,14 @@ def test_export_to_a_file(run_id: str, tmp_path: Path) -> None:
     assert [json.loads(line)["trial"] for line in lines] == [1, 2]
 
 
+def test_export_to_a_file_that_cannot_be_written_says_so_in_one_line(
+    home: Path, run_id: str, tmp_path: Path
+) -> None:
+    target = tmp_path / "no such folder" / "out.jsonl"
+    said = one_line_error(cli(home, "export", run_id, "-o", str(target)))
+    assert said == f"error: cannot write {target}: No such file or directory"
+
+
 def test_export_rejects_another_format(run_id: str) -> None:
     result = CliRunner().invoke(app, ["export", run_id, "--format", "csv"])
     assert result.exit_code == 2

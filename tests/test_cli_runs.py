@@ -47,6 +47,8 @@ def test_runs_are_listed_filtered_deleted_and_pruned(home: Path, tmp_path: Path)
     only = json.loads(cli(home, "runs", "--status", "failed", "--json").stdout)
     assert [r["id"] for r in only] == ["mine"]
     assert "--status is one of" in one_line_error(cli(home, "runs", "--status", "gone"))
+    none_stopped = cli(home, "runs", "--status", "stopped").stdout
+    assert "no runs with status stopped" in none_stopped and "no runs yet" not in none_stopped
 
     unasked = cli(home, "runs", "delete", "mine")  # no terminal to ask, no --yes
     assert unasked.returncode == 1 and "give --yes" in unasked.stderr
@@ -55,6 +57,7 @@ def test_runs_are_listed_filtered_deleted_and_pruned(home: Path, tmp_path: Path)
     assert deleted.returncode == 0, deleted.stderr
     assert f"keep   {named} (a workspace you named: kept)" in deleted.stderr
     assert (named / "out.txt").exists()  # the person's folder stays
+    assert deleted.stdout.strip() == "removed 1 run"
     assert "mine" not in cli(home, "runs", "--json").stdout
 
     assert "--older-than takes an age" in one_line_error(

@@ -118,12 +118,20 @@ def graph_command(
         raise typer.BadParameter(f"--format is one of {', '.join(renderers)}, not {format!r}")
     text = renderers[format](plan)
     if output is not None:
-        output.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+        write_output(output, text if text.endswith("\n") else text + "\n")
         err.print(f"wrote {output}", highlight=False)
     elif format == "text":
         out.print(Text(neutralise_lines(text)))
     else:
         print(text, end="")
+
+
+def write_output(path: Path, text: str) -> None:
+    """`-o FILE`, or one line saying why it cannot be written."""
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as error:
+        raise AutonomaError(f"cannot write {path}: {error.strerror or error}") from None
 
 
 def export_command(
@@ -140,7 +148,7 @@ def export_command(
         json.dumps(record, ensure_ascii=False) + "\n" for record in trajectories(store, run_id)
     ]
     if output is not None:
-        output.write_text("".join(lines), encoding="utf-8")
+        write_output(output, "".join(lines))
         said = "1 trajectory" if len(lines) == 1 else f"{len(lines)} trajectories"
         err.print(f"wrote {said} to {output}", highlight=False)
     else:

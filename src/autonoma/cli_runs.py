@@ -66,6 +66,9 @@ def runs_list(
             )
         )
         return
+    if not records and status:
+        out.print(f"no runs with status {' or '.join(status)} ({store.path})")
+        return
     if not records:
         out.print(f'no runs yet in {store.path}; start one with: autonoma run "GOAL"')
         return
@@ -103,7 +106,7 @@ def delete(store: RunStore, runs: list[RunRecord], yes: bool) -> None:
     if not yes:
         if not sys.stdin.isatty():
             raise AutonomaError("nothing removed: give --yes to remove without being asked")
-        if not typer.confirm(f"remove {len(runs)} run(s)?", default=False, err=True):
+        if not typer.confirm(f"remove {_runs(len(runs))}?", default=False, err=True):
             raise typer.Exit(1)
     own = default_home() / "workspaces"
     for run in runs:
@@ -112,7 +115,11 @@ def delete(store: RunStore, runs: list[RunRecord], yes: bool) -> None:
             place = Path(record.workspace)
             if place.parent == own and place.name == record.id:
                 shutil.rmtree(place, ignore_errors=True)
-    out.print(f"removed {len(runs)} run(s)")
+    out.print(f"removed {_runs(len(runs))}")
+
+
+def _runs(n: int) -> str:
+    return "1 run" if n == 1 else f"{n} runs"
 
 
 @runs_app.command("delete")

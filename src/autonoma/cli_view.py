@@ -143,7 +143,7 @@ class QuietView:
             case TaskChanged(task=task, status=status) if status != "running":
                 self.console.print(Text(f"task {task} {status}", TASK_STYLE.get(status, "")))
             case Notice(message=message):
-                self.console.print(Text(short(message, 200), "yellow"))
+                self.console.print(Text(short(message, 600), "yellow"))  # whole warnings
             case _:
                 pass
 

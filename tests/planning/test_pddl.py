@@ -39,6 +39,10 @@ def test_the_shipped_domain_parses() -> None:
         PddlDomain.load("nowhere")
     with pytest.raises(AutonomaError, match="does not parse"):
         PddlDomain.parse("(define (domain x)")
+    with pytest.raises(AutonomaError, match=r"^the PDDL domain is empty: it needs a \(define"):
+        PddlDomain.parse(" \n")  # pyperplan's parser raised a bare StopIteration
+    with pytest.raises(AutonomaError, match="not a PDDL domain pyperplan can read"):
+        PddlDomain.parse(";; only a comment\n")
 
 
 def test_solve_finds_a_valid_plan() -> None:

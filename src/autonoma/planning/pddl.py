@@ -79,6 +79,8 @@ class PddlDomain:
     @classmethod
     def parse(cls, text: str) -> PddlDomain:
         """Checked by pyperplan's parser; AutonomaError if it is not a valid domain."""
+        if not text.strip():
+            raise AutonomaError("the PDDL domain is empty: it needs a (define (domain ...)) form")
         try:
             domain = _parse_domain(text)
         except PddlUnavailable:
@@ -115,7 +117,7 @@ def _said(error: BaseException) -> str:
     """One line for a parser's error, without the quotes its message may be wrapped in (a
     bare `AttributeError: 'NoneType' object...` from deep in the parser says nothing)."""
     text = " ".join(str(error).split()).strip("'\"") or "no message"
-    if isinstance(error, AttributeError | TypeError | IndexError | KeyError):
+    if isinstance(error, AttributeError | TypeError | IndexError | KeyError | StopIteration):
         return f"it is not a PDDL domain pyperplan can read ({type(error).__name__}: {text})"[:400]
     return f"{type(error).__name__}: {text}"[:400]
 
