@@ -19,14 +19,17 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q -e '.[all,dev]'
 	touch $(STAMP)
 
+# the default model is fetched only for a run that uses it (no --model, no AUTONOMA_MODEL)
 run: $(STAMP)
+ifeq ($(strip $(filter --model -m --model=%,$(ARGS))$(AUTONOMA_MODEL)),)
 	$(BIN)/autonoma models pull $(DEFAULT_MODEL)
+endif
 	$(BIN)/autonoma run "$(GOAL)" $(ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
-	$(BIN)/lint-imports  # the layers of ../shared/DESIGN.md, no import cycles (pyproject.toml)
+	$(BIN)/lint-imports  # the layers and no import cycles ([tool.importlinter] in pyproject.toml)
 
 typecheck: $(STAMP)
 	$(BIN)/mypy

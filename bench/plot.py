@@ -7,16 +7,20 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
-import matplotlib
+try:  # --help works without it; drawing says what to install
+    import matplotlib
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
-from matplotlib.lines import Line2D
-from matplotlib.patches import Patch
-from matplotlib.ticker import MaxNLocator
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+    from matplotlib.ticker import MaxNLocator
+except ModuleNotFoundError:
+    matplotlib = None
 
 RESULTS = Path(__file__).parent / "results"
 IMAGES = Path(__file__).resolve().parents[1] / "docs" / "images"
@@ -200,6 +204,8 @@ if __name__ == "__main__":
         description="Redraw the figures of docs/benchmarks.md (docs/images/) from the JSON in "
         "bench/results/; needs matplotlib (the bench extra)."
     ).parse_args()
+    if matplotlib is None:
+        sys.exit("bench/plot.py draws with matplotlib: pip install -e '.[bench]'")
     prompt_tokens_per_step()
     memory_latency()
     context_per_step()

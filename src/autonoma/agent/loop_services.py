@@ -57,8 +57,8 @@ class LoopConfig:
     # as "monitor" events (docs/reflection.md). None: no monitoring.
     monitor: MonitorSettings | None = field(default_factory=MonitorSettings)
     # On a detection (periodic ones too), reflect with the model (Reflexion) and keep the
-    # last `lessons` lessons in view of the next steps. Off by default until the issue 7
-    # benchmark says it helps the embedded models.
+    # last `lessons` lessons in view of the next steps. Off by default: the reflection
+    # benchmark (docs/benchmarks.md) has not shown that it helps the embedded models.
     self_reflect: bool = False
     lessons: int = 3
     # Reflexion's trials: a reflection (weighed against the checks) may end an attempt that
