@@ -170,6 +170,10 @@ async def test_append_adds_whole_lines_even_to_an_unfinished_last_line(
     assert text == "Crisp leaves\nfall on the path\nautumn wind\n"
     await append_file.run(ctx, {"path": "empty.txt", "text": ""})
     assert (ws.root / "empty.txt").read_bytes() == b""
+    # a newline the text begins with says "on a new line": no blank lines between parts
+    for text in ("\npart one", "\npart two\n", "\n\nnew section"):
+        await append_file.run(ctx, {"path": "parts.txt", "text": text})
+    assert (ws.root / "parts.txt").read_text() == "part one\npart two\n\nnew section\n"
 
 
 async def test_delete_removes_the_file(ctx: ToolContext, ws: Workspace) -> None:

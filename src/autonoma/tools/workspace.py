@@ -274,11 +274,16 @@ class Workspace:
 
     def append(self, path: str, data: bytes, limit: int, *, on_new_line: bool = False) -> FileRead:
         """Add to the end of the file (made if missing); then at most `limit` bytes of it.
-        `on_new_line`: a file whose last line is unfinished gets a newline first."""
+        `on_new_line`: `data` starts a line of its own; one newline it begins with is taken as
+        saying so (a model's "\\nline" made blank lines between lines once newlines were added)."""
         with self._file(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, create=True) as fd:
             size = os.fstat(fd).st_size
-            if on_new_line and size and os.pread(fd, 1, size - 1) != b"\n":
-                data = b"\n" + data
+            if on_new_line:
+                at_start = not size or os.pread(fd, 1, size - 1) == b"\n"
+                if at_start and data.startswith(b"\n"):
+                    data = data[1:]
+                elif not at_start and not data.startswith(b"\n"):
+                    data = b"\n" + data
             _write_all(fd, data)
             size = os.fstat(fd).st_size
             os.lseek(fd, 0, os.SEEK_SET)
