@@ -222,6 +222,48 @@ print('DONE')
 
 
 @as_root
+@as_root
+async def test_the_workspace_is_given_back_to_its_owners_when_commands_end(
+    sandbox: Sandbox, ws: Workspace
+) -> None:
+    """Lent to the sandbox's uid while a command runs, then each entry back to whose it was
+    and what the sandbox made to the workspace's owner: left to uid 65533, git refused the
+    repository ("detected dubious ownership") and so did the person's own tools."""
+    (ws.root / "mine.txt").write_text("root's\n")
+    (ws.root / "theirs.txt").write_text("someone else's\n")
+    os.chown(ws.root / "theirs.txt", 1234, 1234)
+    subprocess.run(["git", "init", "-q", str(ws.root / "repo")], check=True)
+    code = """
+import os, time
+with open('mine.txt', 'a') as f:
+    f.write('and the sandbox wrote here\\n')
+os.makedirs('made/deeper')
+open('made/deeper/new.txt', 'w').write('new\\n')
+time.sleep(float(os.environ.get('NAP', '0')))
+print(os.getuid(), os.stat('.').st_uid)
+"""
+    # two commands at once: the first to end must not take the workspace from the other
+    slow = asyncio.ensure_future(
+        sandbox.run([sandbox.python, "-"], workspace=ws.root, stdin=code, env={"NAP": "1.5"})
+    )
+    await asyncio.sleep(0.5)
+    quick = await python(sandbox, ws, "open('quick.txt', 'w').write('x')")
+    assert quick.exit_code == 0, quick.stderr
+    late = await slow
+    assert late.exit_code == 0, late.stderr
+    uid = BubblewrapSandbox(limits()).uid
+    assert late.stdout.split() == [str(uid), str(uid)]  # lent while it ran
+    owners = {
+        path.relative_to(ws.root).as_posix(): (path.lstat().st_uid, path.lstat().st_gid)
+        for path in [ws.root, *ws.root.rglob("*")]
+    }
+    assert owners.pop("theirs.txt") == (1234, 1234)
+    assert set(owners.values()) == {(0, 0)}, owners  # the rest root's, made or not
+    assert "and the sandbox wrote here" in (ws.root / "mine.txt").read_text()
+    status = subprocess.run(["git", "-C", str(ws.root / "repo"), "status"], capture_output=True)
+    assert status.returncode == 0, status.stderr
+
+
 async def test_handing_the_workspace_over_follows_no_link(
     sandbox: Sandbox, ws: Workspace, outside: Path
 ) -> None:

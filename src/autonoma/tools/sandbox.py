@@ -19,8 +19,9 @@ cannot be stopped from fork-bombing by an rlimit. So:
   the interpreter wherever they are) without a user namespace, and the first process inside
   switches to a dedicated unprivileged uid (`SANDBOX_UID`, owned by no one on the host)
   with util-linux `setpriv`, dropping every capability and setting no_new_privs. The
-  workspace is handed to that uid (`chown`, walked with directory fds so a symlink cannot
-  redirect it) before each run; root still reads and writes everything in it afterwards.
+  workspace is lent to that uid (`chown`, walked with directory fds so a symlink cannot
+  redirect it) while commands run in it, and given back when the last one ends: each entry
+  to whose it was, what the sandbox made to the workspace's owner.
   RLIMIT_NPROC counts every process of that uid, so sandboxes running at the same time
   share the `processes` allowance.
 - autonoma running as an ordinary user: bubblewrap runs as that user with a new user
@@ -40,8 +41,9 @@ import shutil
 import signal
 import stat
 import sys
+import threading
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -221,16 +223,27 @@ class Sandbox(ABC):
             for _, inside in binds:
                 if not inside.startswith("/") or inside.rstrip("/") in ("", WORKDIR):
                     raise SandboxError(f"cannot bind a directory at {inside!r} in the sandbox")
-            launch = await self._prepare(
-                list(argv), workspace, writable=writable, env=extra, binds=list(binds)
-            )
         except BaseException:
             _close(fds)
             raise
-        launch.pass_fds += fds
-        result = await _execute(launch, stdin, self.settings)
+        async with self._lent(workspace):
+            try:
+                launch = await self._prepare(
+                    list(argv), workspace, writable=writable, env=extra, binds=list(binds)
+                )
+            except BaseException:
+                _close(fds)
+                raise
+            launch.pass_fds += fds
+            result = await _execute(launch, stdin, self.settings)
         self._check_started(result)
         return result
+
+    @contextlib.asynccontextmanager
+    async def _lent(self, workspace: Path) -> AsyncIterator[None]:
+        """While a command runs: the workspace made writable to it, where the backend must
+        (BubblewrapSandbox as root), and given back after."""
+        yield
 
     async def check(self, workspace: Path) -> None:
         """Run `true` once; SandboxUnavailable saying why when this host cannot sandbox."""
@@ -333,8 +346,6 @@ class BubblewrapSandbox(Sandbox):
         env: dict[str, str],
         binds: Sequence[tuple[Path, str]] = (),
     ) -> _Launch:
-        if self.as_root:
-            await asyncio.to_thread(_hand_over, workspace, self.uid, self.uid)
         passwd = f"sandbox:x:{self.uid}:{self.uid}:sandbox:{WORKDIR}:/bin/sh\n"
         group = f"sandbox:x:{self.uid}:\n"
         hosts = "127.0.0.1 localhost sandbox\n::1 localhost\n"
@@ -390,6 +401,17 @@ class BubblewrapSandbox(Sandbox):
             inner = [*self._limits(self.settings.processes + 1), *argv]
         launch.argv = [*bw, "--", *inner]
         return launch
+
+    @contextlib.asynccontextmanager
+    async def _lent(self, workspace: Path) -> AsyncIterator[None]:
+        if not self.as_root:
+            yield
+            return
+        await asyncio.to_thread(LOANS.lend, workspace, self.uid)
+        try:
+            yield
+        finally:
+            await asyncio.shield(asyncio.to_thread(LOANS.give_back, workspace, self.uid))
 
     def _leave_root(self) -> list[str]:
         assert self.setpriv is not None
@@ -726,30 +748,87 @@ def _data_fd(text: str) -> int:
     return read
 
 
-def _hand_over(root: Path, uid: int, gid: int) -> None:
-    """Make the workspace the sandbox uid's, so it can write there. Walked with directory
-    fds and never following a symlink, so nothing placed in the workspace can point the
-    change outside it; a hard-linked file (its other names may be outside) is left alone."""
+Owners = dict[tuple[int, int], tuple[int, int]]  # (device, inode) -> (uid, gid)
+
+
+class _Loans:
+    """Workspaces lent to the sandbox uid while commands run in them, and whose each entry
+    was. The last command to end in a workspace gives every entry back to its owner, and
+    what the sandbox made to the workspace's owner: a workspace left to uid 65533 broke git
+    ("detected dubious ownership") and the person's own tools. Process-wide, because
+    commands of parallel tasks share a workspace and one must not take it back from under
+    another."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._running: dict[Path, int] = {}
+        self._owners: dict[Path, Owners] = {}
+
+    def lend(self, root: Path, uid: int) -> None:
+        with self._lock:
+            self._running[root] = self._running.get(root, 0) + 1
+            owners = self._owners.setdefault(root, {})
+            _hand_over(root, uid, uid, owners)
+
+    def give_back(self, root: Path, uid: int) -> None:
+        with self._lock:
+            self._running[root] -= 1
+            if self._running[root]:
+                return
+            del self._running[root]
+            owners = self._owners.pop(root)
+            with contextlib.suppress(FileNotFoundError):  # the workspace itself removed
+                _hand_back(root, uid, owners)
+
+
+LOANS = _Loans()
+
+
+def _hand_over(root: Path, uid: int, gid: int, owners: Owners) -> None:
+    """Make the workspace the sandbox uid's, so it can write there, noting each entry's
+    owner in `owners`. Walked with directory fds and never following a symlink, so nothing
+    placed in the workspace can point the change outside it; a hard-linked file (its other
+    names may be outside) is left alone."""
     st = os.lstat(root)
     if (st.st_uid, st.st_gid) != (uid, gid):
+        owners.setdefault((st.st_dev, st.st_ino), (st.st_uid, st.st_gid))
         os.chown(root, uid, gid, follow_symlinks=False)
+    for name, dir_fd, st in _entries(root):
+        if (st.st_uid, st.st_gid) == (uid, gid):
+            continue
+        if not stat.S_ISDIR(st.st_mode) and st.st_nlink > 1:
+            continue
+        owners.setdefault((st.st_dev, st.st_ino), (st.st_uid, st.st_gid))
+        with contextlib.suppress(FileNotFoundError):
+            os.chown(name, uid, gid, dir_fd=dir_fd, follow_symlinks=False)
+
+
+def _hand_back(root: Path, uid: int, owners: Owners) -> None:
+    """Every entry the sandbox uid holds back to whose it was; what the sandbox made, to
+    the workspace's owner. As in `_hand_over`, no link is followed."""
+    st = os.lstat(root)
+    home = owners.get((st.st_dev, st.st_ino), (st.st_uid, st.st_gid))
+    if st.st_uid == uid:
+        os.chown(root, *home, follow_symlinks=False)
+    for name, dir_fd, st in _entries(root):
+        if st.st_uid == uid:
+            owner = owners.get((st.st_dev, st.st_ino), home)
+            with contextlib.suppress(FileNotFoundError):
+                os.chown(name, *owner, dir_fd=dir_fd, follow_symlinks=False)
+
+
+def _entries(root: Path) -> Iterator[tuple[str, int, os.stat_result]]:
+    """Each entry under `root` with its directory's fd and its own stat (links not
+    followed), skipping autonoma's own state, which stays autonoma's."""
     guarded = _identities(own_state())
     for _top, dirs, files, dir_fd in os.fwalk(root):
-        dirs[:] = [
-            d
-            for d in dirs
-            if _identity(d, dir_fd) not in guarded  # autonoma's own state stays autonoma's
-        ]
+        dirs[:] = [d for d in dirs if _identity(d, dir_fd) not in guarded]
         for name in (*dirs, *files):
             try:
                 st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-                if (st.st_uid, st.st_gid) == (uid, gid):
-                    continue
-                if not stat.S_ISDIR(st.st_mode) and st.st_nlink > 1:
-                    continue
-                os.chown(name, uid, gid, dir_fd=dir_fd, follow_symlinks=False)
             except FileNotFoundError:
                 continue  # removed while we walked
+            yield name, dir_fd, st
 
 
 def _identity(name: str, dir_fd: int) -> tuple[int, int] | None:
