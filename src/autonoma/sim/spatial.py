@@ -23,6 +23,19 @@ class SpatialMemory:
             if thing and thing not in objects:
                 objects.append(thing)
 
+    def learn_all(self, world: World, address: str) -> None:
+        """Add a sector or an arena with everything in it (a persona's home, its workplace)."""
+        parts = address.split(SEPARATOR)
+        for sector, arenas in world.tree().items():
+            if sector != parts[0]:
+                continue
+            self.learn(sector)
+            for arena, objects in arenas.items():
+                if len(parts) == 1 or arena == parts[1]:
+                    self.learn(sector, arena)
+                    for thing in objects:
+                        self.learn(sector, arena, thing)
+
     def see(self, world: World, at: Tile, radius: int) -> list[str]:
         """Learn every place within `radius` tiles of `at` (a square, as the paper's vision);
         the addresses that were new."""

@@ -366,14 +366,14 @@ def _world(text: str, is_yaml: bool, source: str) -> World:
     try:
         spec = WorldSpec.model_validate(data)
     except ValidationError as error:
-        raise WorldFileError(f"{source}: {_first_problem(error, data)}") from None
+        raise WorldFileError(f"{source}: {first_problem(error, data, 'world')}") from None
     try:
         return World(spec)
     except WorldFileError as error:
         raise WorldFileError(f"{source}: {error}") from None
 
 
-def _first_problem(error: ValidationError, data: dict[str, Any]) -> str:
+def first_problem(error: ValidationError, data: dict[str, Any], what: str) -> str:
     """The first problem, at the entry a person would look for: `sector 'Cafe' > arena
     'kitchen' > object 'stove' > at` rather than `sectors.2.arenas.0.objects.1.at`."""
     problem = error.errors()[0]
@@ -393,7 +393,7 @@ def _first_problem(error: ValidationError, data: dict[str, Any]) -> str:
             trail.append(str(key))
     message = str(problem["msg"]).removeprefix("Value error, ")
     if problem["type"] == "extra_forbidden":
-        message = "is not a world file key (docs/sim.md lists them)"
+        message = f"is not a {what} file key (docs/sim.md lists them)"
     elif problem["type"] == "missing":
         message = "is missing"
     return f"{' > '.join(trail)} {message}" if trail else message
