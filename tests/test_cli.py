@@ -123,9 +123,10 @@ def test_without_a_terminal_risky_commands_are_refused(home: Path, server: FakeO
         [act("write_file", path="haiku.txt", text=HAIKU), act("task_complete", reason="blocked")]
     )
     result = cli(home, "run", "Write a haiku", "--model", spec(server), "--json", "--no-checks")
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 4, result.stderr  # the write never ran: not completed
     outcome = json.loads(result.stdout)
-    assert outcome["files"] == []
+    assert outcome["files"] == [] and outcome["status"] == "incomplete"
+    assert "write_file was not run (refused above)" in outcome["reason"]
     shown = json.loads(cli(home, "show", outcome["run_id"], "--json").stdout)
     first = shown["steps"][0]
     assert first["status"] == "denied" and "--continuous" in first["observation"]

@@ -305,16 +305,44 @@ async def test_approval_no_refuses_and_yes_n_approves_ahead(
 async def test_without_a_terminal_risky_commands_are_refused_not_hung(
     store: RunStore, tmp_path: Path
 ) -> None:
+    # and a claim after the refusal is not taken on trust: the write never happened
     model = ScriptedModel(
-        [act("write_file", path="a.txt", text="1"), act("task_complete", reason="could not write")]
+        [act("write_file", path="a.txt", text="1")]
+        + [act("task_complete", reason="could not write")] * 3
     )
     run, outcome = await start(
         store, model, tmp_path, continuous=False, approver=RefuseWithoutTerminal()
     )
-    assert outcome.status == "completed"
+    assert outcome.status == "incomplete", outcome.reason
+    assert "write_file was not run (refused above)" in outcome.reason
     step = store.steps(run.id)[0]
     assert step.status == "denied" and "--continuous" in (step.observation or "")
     assert not (tmp_path / "ws" / "a.txt").exists()
+
+
+async def test_a_refusal_is_cleared_by_a_change_made_another_way(
+    store: RunStore, tmp_path: Path
+) -> None:
+    class RefuseFirst:
+        asked = 0
+
+        async def __call__(self, request: ApprovalRequest) -> Decision:
+            self.asked += 1
+            return Decision(kind="no" if self.asked == 1 else "yes")
+
+    model = ScriptedModel(
+        [
+            act("write_file", path="a.txt", text="1"),  # refused
+            act("list_files"),  # a read changes nothing: the refusal stands
+            act("task_complete", reason="done"),
+            act("write_file", path="a.txt", text="1"),  # approved this time
+            act("task_complete", reason="done"),
+        ]
+    )
+    run, outcome = await start(store, model, tmp_path, continuous=False, approver=RefuseFirst())
+    assert outcome.status == "completed", outcome.reason
+    refused_claim = store.steps(run.id)[2]
+    assert not refused_claim.ok and "write_file was not run" in (refused_claim.observation or "")
 
 
 async def test_a_malformed_answer_is_reasked_then_recorded_as_a_failed_step(

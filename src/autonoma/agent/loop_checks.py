@@ -29,7 +29,7 @@ from autonoma.runtime.events import (
     ChecksWritten,
 )
 from autonoma.runtime.store import StepRecord
-from autonoma.tools import ToolResult
+from autonoma.tools import Risk, ToolResult
 
 
 async def accept_with(loop: LoopServices, state: RunState, *, fresh: bool) -> None:
@@ -178,16 +178,18 @@ async def claim(loop: LoopServices, state: RunState, claimed: ToolResult, n: int
     """Accept task_complete only if every acceptance check passes (the judged ones judged
     now); without checks, only if the files the task and goals name exist, not empty."""
     run = state.run
+    unrun = standing_refusals(loop, state)
     if state.acceptance is not None:
         acceptance = state.acceptance
         verdict = await acceptance.verdict(judge=state.spent)
         await report_left_out(loop, state, n)
         await loop.emit(run.id, ChecksRun(**verdict.to_json()), n)
-        if verdict.passed:
+        coded = any(r.check.kind == "code" for r in verdict.results)
+        if verdict.passed and (coded or not unrun):  # a program's verdict outweighs a refusal
             return ToolResult(
                 True, f"{claimed.output} (all {len(verdict.results)} checks pass)", final=True
             )
-        state.refusal = acceptance.refusal(verdict)
+        state.refusal = acceptance.refusal(verdict) if not verdict.passed else _unrun_refusal(unrun)
         return ToolResult(False, state.refusal)
     problems = await asyncio.to_thread(
         unmet_deliverables,
@@ -195,10 +197,39 @@ async def claim(loop: LoopServices, state: RunState, claimed: ToolResult, n: int
         [run.goal, *state.identity.goals],
         loop.found_at_start(state),
     )
+    if unrun:
+        state.refusal = _unrun_refusal(unrun)
+        return ToolResult(False, state.refusal)
     if not problems:
         return claimed
     return ToolResult(
         False,
         f"task_complete was refused: {'; '.join(problems)}. "
         "Finish the work the goals ask for first.",
+    )
+
+
+def standing_refusals(loop: LoopServices, state: RunState) -> list[str]:
+    """Commands refused (by a person or, with no one at a terminal, by the policy) since
+    the last step that changed something: a claim of completion after them is not taken on
+    trust (a continuous run whose git commit was refused ended `completed`, "committed",
+    with no commit). A later change made another way (write_file after a refused program)
+    clears them."""
+    unrun: list[str] = []
+    for step in state.steps:
+        if step.status == "denied":
+            if step.command not in unrun:
+                unrun.append(step.command)
+        elif step.ok and step.command not in ("", "task_complete"):
+            tool = loop.tools.get(step.command)
+            if tool is None or tool.risk is not Risk.READ:  # a program, or a change
+                unrun.clear()
+    return unrun
+
+
+def _unrun_refusal(unrun: list[str]) -> str:
+    return (
+        f"task_complete was refused: {', '.join(unrun)} was not run (refused above) and "
+        "nothing has been done since that shows the work done another way. Do it with "
+        "commands that can run; a claim turned down three times ends the run incomplete."
     )
