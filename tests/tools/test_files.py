@@ -678,5 +678,12 @@ async def test_listings_leave_out_version_control_environments_and_ignored_files
     assert "[6 files in .git, .venv and the like, or ignored by .gitignore]" in listed.output
     read = await read_file.run(ctx, {"path": ".git/hooks/pre-commit"})  # still reachable
     assert read.ok and "#!/bin/sh" in read.output
+    found = await search_files.run(ctx, {"pattern": "*"})  # every git object came back
+    assert found.output.splitlines()[:4] == ws.visible_files()
+    assert "not searched: 6 files in .git, .venv and the like" in found.output
+    x = await search_files.run(ctx, {"pattern": "*", "text": "x = 1"})
+    assert x.output.splitlines()[0] == "src/m.py:1: x = 1"
+    named = await search_files.run(ctx, {"pattern": ".git/hooks/*", "text": "bin"})
+    assert named.output == ".git/hooks/pre-commit:1: #!/bin/sh"  # a path pattern reaches it
     (ws.root / ".gitignore").write_text("[")  # a pattern git would refuse: nothing ignored
     assert "build/out.o" in ws.visible_files() and ".venv/lib/site.py" not in ws.visible_files()

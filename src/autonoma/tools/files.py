@@ -9,7 +9,7 @@ from typing import Annotated
 from pydantic import Field
 
 from autonoma.tools.base import Risk, Tool, ToolContext, ToolResult, tool
-from autonoma.tools.listing import visible
+from autonoma.tools.listing import hidden_by, visible
 from autonoma.tools.workspace import WorkspaceError
 
 MAX_READ_BYTES = 200_000
@@ -139,15 +139,21 @@ def search_files(context: ToolContext, pattern: str = "*", text: str = "") -> To
     hits: list[str] = []
     files: list[str] = []  # those the hits are from
     skipped: list[str] = []
+    hidden = 0
+    is_hidden = hidden_by(context.workspace)
     deadline = time.monotonic() + SEARCH_SECONDS
     for entry in context.workspace.walk():
         if entry.cut or time.monotonic() > deadline:
             skipped.append("the rest of the workspace (the search stops at its limit)")
             break
         name = entry.path
-        if not (
-            fnmatch.fnmatch(name, pattern) or fnmatch.fnmatch(name.rsplit("/", 1)[-1], pattern)
-        ):
+        by_path = fnmatch.fnmatch(name, pattern)
+        if not (by_path or fnmatch.fnmatch(name.rsplit("/", 1)[-1], pattern)):
+            continue
+        # as list_files: not .git's objects, .venv or what .gitignore leaves out (every git
+        # object and hook came back), unless the pattern names its path
+        if not (by_path and "/" in pattern) and is_hidden(name):
+            hidden += 1
             continue
         if not text:
             hits.append(name)
@@ -161,6 +167,11 @@ def search_files(context: ToolContext, pattern: str = "*", text: str = "") -> To
         if len(hits) >= MAX_MATCHES:
             break
     found = "\n".join(sorted(hits[:MAX_MATCHES]) if not text else hits[:MAX_MATCHES])
+    if hidden:
+        skipped.append(
+            f"{hidden} files in .git, .venv and the like, or ignored by .gitignore (a pattern "
+            "with their path searches them)"
+        )
     if skipped:
         found += ("\n" if found else "no matches\n") + "not searched: " + "; ".join(skipped[:5])
     others = context.own is not None and bool(

@@ -6,7 +6,7 @@ name; only listings leave them out."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import pathspec
@@ -35,12 +35,17 @@ def ignored_by(workspace: Workspace) -> pathspec.GitIgnoreSpec | None:
         return None
 
 
+def hidden_by(workspace: Workspace) -> Callable[[str], bool]:
+    """Whether a file (a relative path) is inside HIDDEN_FOLDERS or ignored by git; the
+    .gitignore read once."""
+    spec = ignored_by(workspace)
+    return lambda name: (
+        bool(HIDDEN_FOLDERS.intersection(name.split("/")[:-1]))
+        or (spec is not None and spec.match_file(name))
+    )
+
+
 def visible(workspace: Workspace, files: Sequence[str]) -> list[str]:
     """`files` (relative paths) without those inside HIDDEN_FOLDERS or ignored by git."""
-    spec = ignored_by(workspace)
-    return [
-        name
-        for name in files
-        if not HIDDEN_FOLDERS.intersection(name.split("/")[:-1])
-        and (spec is None or not spec.match_file(name))
-    ]
+    hidden = hidden_by(workspace)
+    return [name for name in files if not hidden(name)]
