@@ -45,8 +45,21 @@ def test_defaults_and_none() -> None:
         (json.dumps({"mcp": [{"name": "x"}]}), ".json", "give either a command or a url"),
         (json.dumps({"sandbox": {"cpu_s": 0}}), ".json", "greater than or equal to 1"),
         (json.dumps({"surprise": 1}), ".json", r"^surprise in .*tools.json is not a setting"),
+        # the README form: the key path, the file, what is wrong, in the person's words
+        (json.dumps({"mcpServers": {"t": {}}}), ".json",
+         r"^mcpServers\.t in .*tools\.json: give either a command or a url$"),
+        (json.dumps({"mcpServers": {"time": {"command": "x", "argz": []}}}), ".json",
+         r"^mcpServers\.time\.argz in .*: is not a key of an MCP server \(it takes command, "
+         r"args, env, url"),
+        (json.dumps({"mcp": [{"name": "1bad", "command": ["x"]}]}), ".json",
+         r"^mcp\.0\.name in .*: '1bad' is not a server name: a letter, then"),
+        (json.dumps({"mcpServers": {"a": {"command": "x"}}, "mcp": [{"name": "a",
+                     "command": ["y"]}]}), ".json", r"^mcp in .*: two MCP servers are named a$"),
+        ('[mcpServers.time]\ncommand = "x"\nautoApprove = ["get_time"]\n', ".toml",
+         r"^mcpServers\.time in .*: autoApprove is another client's; here give those tools "
+         r'risk = "read"'),
     ],
-)
+)  # fmt: skip
 def test_bad_settings_are_clear_errors(
     tmp_path: Path, content: str, suffix: str, said: str
 ) -> None:
@@ -109,3 +122,19 @@ def test_without_bubblewrap_code_commands_are_not_offered_and_the_person_is_told
     assert "execute_python" not in run_tools(settings, memory=False).names
     (notice,) = tool_notices(settings)
     assert notice.kind == "code_refused" and "apt-get install bubblewrap" in notice.message
+
+
+def test_the_desktop_clients_disabled_and_empty_auto_approve_are_taken(tmp_path: Path) -> None:
+    path = tmp_path / "cline.json"
+    path.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "on": {"command": "a", "disabled": False, "autoApprove": []},
+                    "off": {"command": "b", "disabled": True},
+                }
+            }
+        )
+    )
+    settings = tool_settings_from(path, "none", [], False, False)
+    assert [server.name for server in settings.mcp] == ["on"]  # a disabled one is not started

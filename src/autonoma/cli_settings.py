@@ -193,7 +193,9 @@ def one_line(
     """The first problem of a validation, as a person reads it: the option when an option
     holds the value, else the file's key; a choice lists what may be chosen."""
     first = error.errors()[0]
-    key = ".".join(str(part) for part in (prefix, *first["loc"]) if part != "")
+    context = first.get("ctx") or {}
+    inner = context.get("key") if first["type"] == "mcp_servers" else None
+    key = ".".join(str(part) for part in (prefix, *first["loc"], inner or "") if part != "")
     param = OPTION_OF.get(key)
     if param is not None and param in chosen:
         where = "--" + param.replace("_", "-")

@@ -3,9 +3,17 @@ when to retrieve tools instead of offering them all. Stored with a run's setting
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import re
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 from autonoma.tools.base import Risk
@@ -55,6 +63,15 @@ class McpToolSettings(BaseModel):
     enabled: bool = True  # False: never offered to the model
 
 
+def _server_name(name: str) -> str:
+    if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]{0,31}", name):
+        raise ValueError(
+            f"{name!r} is not a server name: a letter, then at most 31 letters, digits, - or _ "
+            "(it begins the names of the server's tools)"
+        )
+    return name
+
+
 class McpServer(BaseModel):
     """One MCP server: a command to start (stdio) or a URL (streamable HTTP).
 
@@ -63,7 +80,7 @@ class McpServer(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(pattern=r"^[A-Za-z][A-Za-z0-9_-]{0,31}$")  # prefix of its tools' names
+    name: Annotated[str, AfterValidator(_server_name)]  # the prefix of its tools' names
     command: list[str] | None = None  # `{workspace}` in it becomes the run's workspace
     url: str | None = None
     env: dict[str, str] = Field(default_factory=dict)  # `${VAR}`: autonoma's VAR, at start
@@ -88,6 +105,14 @@ class McpServer(BaseModel):
         if not isinstance(data, dict):
             return data
         data = dict(data)
+        approved = data.pop("autoApprove", [])  # Cline's and Roo's keys
+        if approved:
+            raise PydanticCustomError(
+                "mcp_auto_approve",
+                'autoApprove is another client\'s; here give those tools risk = "read" under '
+                "tools (docs/mcp.md), knowing they then run unasked after outside content",
+                {},
+            )
         kind = data.pop("type", None)
         if kind is not None and kind not in _TRANSPORTS:
             raise PydanticCustomError(
@@ -111,10 +136,13 @@ class McpServer(BaseModel):
     @model_validator(mode="after")
     def _one_transport(self) -> McpServer:
         if (self.command is None) == (self.url is None):
-            raise ValueError(f"MCP server {self.name!r}: give either a command or a url")
+            raise PydanticCustomError("mcp_transport", "give either a command or a url", {})
         return self
 
 
+# what a server's table takes, in either form
+SERVER_KEYS = ("command", "args", "env", "url", "headers", "type", "cwd", "risk", "annotations",
+               "tools", "timeout_s", "start_timeout_s", "optional", "disabled")  # fmt: skip
 _TRANSPORTS = ("stdio", "http", "streamable-http", "streamable_http", "streamableHttp")
 
 
@@ -165,15 +193,31 @@ class ToolSettings(BaseModel):
         for name, server in servers.items():
             if not isinstance(server, dict):
                 raise PydanticCustomError(
-                    "mcp_servers", "mcpServers.{name} is a table (command or url)", {"name": name}
+                    "mcp_servers", "is a table (command or url)", {"key": f"mcpServers.{name}"}
                 )
+            if server.get("disabled") is True:  # the desktop clients' way to turn one off
+                continue
+            server = {k: v for k, v in server.items() if k != "disabled"}
             try:
                 listed.append(McpServer.model_validate({"name": name, **server}))
             except ValidationError as error:
                 first = error.errors()[0]
                 key = ".".join(str(part) for part in ("mcpServers", name, *first["loc"]))
+                said = str(first["msg"]).removeprefix("Value error, ")
+                if first["type"] == "extra_forbidden":
+                    said = f"is not a key of an MCP server (it takes {', '.join(SERVER_KEYS)})"
                 raise PydanticCustomError(
-                    "mcp_servers", "{key}: {msg}", {"key": key, "msg": first["msg"]}
+                    "mcp_servers", "{msg}", {"key": key, "msg": said}
                 ) from None
         data["mcp"] = listed
         return data
+
+    @model_validator(mode="after")
+    def _unique_servers(self) -> ToolSettings:
+        names = [s.name for s in self.mcp]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise PydanticCustomError(
+                "mcp_servers", "two MCP servers are named {name}", {"key": "mcp", "name": twice[0]}
+            )
+        return self
