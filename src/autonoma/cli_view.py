@@ -101,7 +101,7 @@ def short(text: str, limit: int) -> str:
 def some_lines(text: str, lines: int, width: int = 160, indent: str = "") -> str:
     """The text's first `lines` lines (blank ones dropped), each made safe and cut to
     `width`, the others counted: a multi-line result (JSON, a git log, a file) as lines."""
-    kept = [line.rstrip() for line in text.splitlines() if line.strip()]
+    kept = [line.rstrip().expandtabs(4) for line in text.splitlines() if line.strip()]
     shown = [neutralise(line)[:width] for line in kept[:lines]]
     if len(kept) > lines:
         shown.append(f"… {len(kept) - lines} more lines")
@@ -253,7 +253,9 @@ class LiveView:
                 say(Text(line, style="yellow"))
             case StepResult(ok=ok, observation=observation):
                 mark, style = ("→", "green") if ok else ("✗", "red")
-                say(Text(f"  {mark} {some_lines(observation, 8, indent='    ')}", style))
+                # a failure's lines whole: a refusal names the commands that can still run
+                width = 160 if ok else 800
+                say(Text(f"  {mark} {some_lines(observation, 8, width, '    ')}", style))
             case Reflecting():
                 self._spin("reflecting on what the steps so far show…")
             case Reflected(reflections=reflections):

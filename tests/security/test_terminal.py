@@ -15,7 +15,7 @@ from autonoma.agent.settings import RunSettings
 from autonoma.agent.wiring import default_tools
 from autonoma.cli_view import ConsoleApprover, LiveView, run_report
 from autonoma.llm import ScriptedModel
-from autonoma.runtime.store import RunStore
+from autonoma.runtime.store import EventRecord, RunStore
 from autonoma.testing import act
 from autonoma.tools import Risk, ToolResult, tool
 from tests.agent.helpers import IDENTITY
@@ -75,6 +75,19 @@ async def test_a_multi_line_result_is_shown_as_lines_each_made_safe(tmp_path: Pa
         f"  → commit {0:040x}\n    Author: T <t@example.org>\n        change 0\\x1b[31m\n" in shown
     )
     assert "… 7 more lines" in shown  # 15 lines, 8 shown
+
+
+def test_a_failure_is_shown_whole_and_tabs_as_spaces() -> None:
+    screen = io.StringIO()
+    console = Console(file=screen, force_terminal=False, width=2000, color_system=None)
+    refusal = "git_reset was not run: " + "x" * 300 + "; these can still run: git_status"
+    view = LiveView(console)
+    for n, (ok, said) in enumerate([(False, refusal), (True, "a\tb")], 1):
+        data = {"ok": ok, "observation": said, "status": "done"}
+        view(EventRecord(id=n, run_id="r", step=n, at=0, kind="step_result", data=data))
+    shown = screen.getvalue()
+    assert "these can still run: git_status" in shown  # not cut at 160 characters
+    assert "a   b" in shown and "\\x09" not in shown
 
 
 async def test_the_approval_prompt_shows_its_choices(monkeypatch: pytest.MonkeyPatch) -> None:
