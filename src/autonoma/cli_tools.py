@@ -36,7 +36,13 @@ def listed_tools(settings: RunSettings, workspace: Path) -> tuple[list[Tool], li
             return tools, connection.skipped
 
     tools, skipped = asyncio.run(served())
-    return [*registry, *tools], skipped
+    disabled = [
+        f"MCP server {server.name!r}: tool {name!r} left out: disabled in your settings"
+        for server in settings.tools.mcp
+        for name, chosen in server.tools.items()
+        if not chosen.enabled
+    ]
+    return [*registry, *tools], [*skipped, *disabled]
 
 
 def tool_row(tool: Tool) -> dict[str, Any]:

@@ -17,7 +17,13 @@ import pytest
 from autonoma.errors import ConfigError
 from autonoma.testing import act
 from autonoma.tools import Risk
-from autonoma.tools.mcp import argument_notes, from_environment, in_workspace, wrap_tools
+from autonoma.tools.mcp import (
+    argument_notes,
+    from_environment,
+    in_workspace,
+    tool_risk,
+    wrap_tools,
+)
 from autonoma.tools.settings import McpServer, ToolSettings
 from tests.cli_helpers import cli, scripted, spec
 from tests.fake_openai import FakeOpenAI
@@ -60,9 +66,8 @@ def repository(tmp_path: Path) -> Path:
 def test_tools_lists_each_servers_tools_with_the_risk_their_annotations_give(
     home: Path, tmp_path: Path, repository: Path
 ) -> None:
-    path = settings_file(
-        tmp_path, {"time": TIME, "git": GIT | {"tools": {"git_add": {"risk": "read"}}}}
-    )
+    git = GIT | {"tools": {"git_add": {"risk": "read"}, "git_reset": {"enabled": False}}}
+    path = settings_file(tmp_path, {"time": TIME, "git": git})
     result = cli(
         home, "tools", "--tool-settings", str(path), "--workspace", str(repository), "--json"
     )
@@ -73,7 +78,11 @@ def test_tools_lists_each_servers_tools_with_the_risk_their_annotations_give(
     assert "Arguments: timezone «" in now["line"]  # the IANA hint reaches the prompt line
     assert rows["git__git_status"]["risk"] == "read"
     assert rows["git__git_commit"]["risk"] == "write"  # acts, not destructive, closed world
-    assert rows["git__git_reset"]["risk"] == "execute"  # destructive
+    assert "git__git_reset" not in rows  # disabled, and said so
+    assert (
+        "MCP server 'git': tool 'git_reset' left out: disabled in your settings"
+        in (json.loads(result.stdout)["left_out"])
+    )
     assert rows["git__git_add"]["risk_from"] == "your setting for the tool"
     assert rows["write_file"]["risk_from"] == "built-in" and rows["write_file"]["undoable"]
     table = cli(home, "tools", "--tool-settings", str(path), "--workspace", str(repository))
@@ -212,6 +221,14 @@ def test_annotations_decide_risk_unless_the_person_said_otherwise() -> None:
     assert {t.risk for t in wrap_tools(connection, tools[:5], [])} == {Risk.WRITE}
     connection.server = McpServer(name="s", url="http://x/", tools={"look": {"risk": "execute"}})
     assert wrap_tools(connection, tools[:1], [])[0].risk is Risk.EXECUTE
+    # where each came from, said as it is: a risk the person set, or the default
+    assert tool_risk(server, tools[4])[1] == "no MCP annotations: the server's risk"
+    unset = McpServer(name="s", url="http://x/")
+    assert tool_risk(unset, tools[4]) == (
+        Risk.EXECUTE, "no MCP annotations: the server's risk (the default)"
+    )  # fmt: skip
+    off = McpServer(name="s", url="http://x/", annotations=False)
+    assert tool_risk(off, tools[0])[1] == "annotations = false: the server's risk (the default)"
 
 
 def test_argument_notes_share_the_limit_and_drop_no_argument_silently() -> None:

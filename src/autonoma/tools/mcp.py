@@ -622,7 +622,9 @@ def tool_risk(server: McpServer, remote: mcp_types.Tool) -> tuple[Risk, str]:
         return chosen.risk, "your setting for the tool"
     said = remote.annotations
     if not server.annotations or said is None:
-        return server.risk, "the server's risk setting"
+        why = "no MCP annotations" if said is None else "annotations = false"
+        given = "risk" in server.model_fields_set
+        return server.risk, f"{why}: the server's risk{'' if given else ' (the default)'}"
     if said.read_only_hint:
         return Risk.READ, "MCP annotation readOnlyHint"
     if said.open_world_hint is not False:
