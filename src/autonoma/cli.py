@@ -57,6 +57,7 @@ from autonoma.cli_settings import (
     user_config,
     user_defaults,
 )
+from autonoma.cli_sim import sim_app
 from autonoma.cli_tools import tools_command
 from autonoma.cli_view import (
     ConsoleApprover,
@@ -79,6 +80,7 @@ app = typer.Typer(no_args_is_help=True, help="autonoma: autonomous agents")
 models_app = typer.Typer(help="List and fetch embedded models.", invoke_without_command=True)
 app.add_typer(models_app, name="models")
 app.add_typer(runs_app, name="runs")
+app.add_typer(sim_app, name="sim")
 
 out = Console()
 err = Console(stderr=True)

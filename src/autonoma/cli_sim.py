@@ -1,0 +1,157 @@
+"""`autonoma sim`: make a town from a world and its personas, list the sims, show one at
+any stored step (the map, who is where, what a persona knows), and change an object's state
+while it runs. Running the personas' days comes with their cognition (docs/sim.md)."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from autonoma.errors import AutonomaError
+from autonoma.sim.clock import DEFAULT_START, GameClock
+from autonoma.sim.persona import load_personas, shipped_personas
+from autonoma.sim.store import Sim, SimStore
+from autonoma.sim.world import SEPARATOR, SHIPPED, World, load_world, shipped_world
+
+sim_app = typer.Typer(help="The town of generative agents (docs/sim.md).")
+out = Console()
+err = Console(stderr=True)
+
+
+def _world(given: str) -> tuple[World, str | None]:
+    """A shipped town by name, or a world file; the shipped name, if it is one."""
+    if given in SHIPPED:
+        return shipped_world(given), given
+    path = Path(given)
+    if not path.exists() and not path.suffix:
+        raise AutonomaError(f"no world {given!r}: name one of {', '.join(SHIPPED)} or a file")
+    return load_world(path), None
+
+
+@sim_app.command("new")
+def sim_new(
+    world: str = typer.Argument(..., help=f"a shipped town ({', '.join(SHIPPED)}) or a world file"),
+    personas: Path | None = typer.Option(
+        None, "--personas", help="a folder of persona files (default: the shipped town's)"
+    ),
+    name: str | None = typer.Option(None, "--name", help="the sim's name (default: made up)"),
+    start: str = typer.Option(
+        DEFAULT_START.strftime("%Y-%m-%d %H:%M"), "--start", help="the game time of step 0"
+    ),
+    step_seconds: int = typer.Option(
+        10, "--step-seconds", min=1, max=3600, help="game seconds a step"
+    ),
+) -> None:
+    """Make a sim: the town at step 0, each persona at home."""
+    town, shipped = _world(world)
+    if personas is None and shipped is None:
+        raise typer.BadParameter("a world file needs --personas FOLDER (docs/sim.md)")
+    people = load_personas(personas, town) if personas else shipped_personas(str(shipped), town)
+    clock = GameClock(GameClock().parse(start), step_seconds)
+    slug = re.sub(r"[^a-z0-9]+", "-", town.name.lower()).strip("-")
+    chosen = name or f"{slug}-{time.strftime('%m%d-%H%M%S')}"
+    store = SimStore.open_default()
+    sim = store.create(chosen, town, people, clock)
+    out.print(
+        Text(
+            f"sim {sim.record.name}: {town.name}, {len(people)} personas, "
+            f"{clock.describe(0)} ({clock.step_seconds} game seconds a step)"
+        )
+    )
+
+
+@sim_app.command("list")
+def sim_list(
+    as_json: bool = typer.Option(False, "--json", help="print JSON instead of a table"),
+) -> None:
+    """The sims, newest first."""
+    store = SimStore.open_default()
+    records = store.records()
+    if as_json:
+        print(json.dumps([
+            {"id": r.id, "name": r.name, "world": r.world, "personas": r.personas,
+             "step": r.step, "game_time": r.clock.at(r.step).isoformat()}
+            for r in records
+        ], indent=2))  # fmt: skip
+        return
+    if not records:
+        out.print("no sims yet; make one with: autonoma sim new small_town")
+        return
+    table = Table(title="sims")
+    for column in ("name", "world", "personas", "step", "game time"):
+        table.add_column(column)
+    for r in records:
+        table.add_row(r.name, r.world, str(len(r.personas)), str(r.step), r.clock.describe(r.step))
+    out.print(table)
+
+
+@sim_app.command("show")
+def sim_show(
+    sim: str = typer.Argument(..., help="the sim's name or id"),
+    persona: str | None = typer.Option(None, "--persona", help="one persona in full"),
+    step: int | None = typer.Option(None, "--step", min=0, help="a past step (default: now)"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+) -> None:
+    """A sim at a step: the map with each persona's initial, and where each one is."""
+    loaded = SimStore.open_default().load(sim, step)
+    if persona is not None:
+        _show_persona(loaded, persona, as_json)
+        return
+    if as_json:
+        state = loaded.state() | {
+            "step": loaded.step,
+            "game_time": loaded.clock.at(loaded.step).isoformat(),
+        }
+        print(json.dumps(state, indent=2))
+        return
+    out.print(Text(f"{loaded.record.name}: {loaded.world.name}, step {loaded.step}, "
+                   f"{loaded.clock.describe(loaded.step)}", style="bold"))  # fmt: skip
+    out.print(Text(loaded.world.render({p.name: p.tile for p in loaded.personas})))
+    table = Table()
+    for column in ("", "persona", "where"):
+        table.add_column(column)
+    for p in loaded.personas:
+        where = loaded.world.place_at(p.tile).address or "the street"
+        table.add_row(p.name[:1].upper(), p.name, where)
+    out.print(table)
+
+
+def _show_persona(sim: Sim, name: str, as_json: bool) -> None:
+    person = sim.persona(name)
+    where = sim.world.place_at(person.tile).address or "the street"
+    if as_json:
+        print(json.dumps({
+            **person.spec.model_dump(), "home": person.home, "tile": list(person.tile),
+            "where": where, "knows": person.spatial.to_json(),
+        }, indent=2))  # fmt: skip
+        return
+    out.print(Text(person.spec.identity()))
+    out.print(Text(f"Home: {person.home}\nNow at: {where} {list(person.tile)}"))
+    out.print(Text("Knows:\n  " + person.spatial.describe().replace("\n", "\n  ")))
+    out.print(Text("Seed memories:\n  " + "\n  ".join(person.spec.seed_memories())))
+
+
+@sim_app.command("set")
+def sim_set(
+    sim: str = typer.Argument(..., help="the sim's name or id"),
+    thing: str = typer.Argument(
+        ..., help=f"an object's address, e.g. 'Hobbs Cafe{SEPARATOR}kitchen{SEPARATOR}oven'"
+    ),
+    state: str = typer.Argument(..., help="its new state in words, e.g. 'on fire'"),
+) -> None:
+    """Change an object's state in words; personas who see it will notice."""
+    store = SimStore.open_default()
+    loaded = store.load(sim)
+    address = loaded.world.set_state(thing, state)
+    said = loaded.world.states[address]
+    store.save(loaded, "object_set", {"object": address, "state": said, "by": "person"})
+    out.print(
+        Text(f"{address} is now {said} (step {loaded.step}, {loaded.clock.describe(loaded.step)})")
+    )

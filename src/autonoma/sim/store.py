@@ -1,0 +1,201 @@
+"""Stored sims (SQLite, `sims.db` under AUTONOMA_HOME): each sim's world and personas as
+they were when it began, its clock, and the town's state at every step, so a sim resumes
+where it was and any past step can be shown again."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from autonoma.errors import AutonomaError
+from autonoma.runtime.sqlite import Database
+from autonoma.runtime.store import default_home
+from autonoma.sim.clock import GameClock
+from autonoma.sim.persona import Persona, PersonaSpec
+from autonoma.sim.spatial import SpatialMemory
+from autonoma.sim.world import World, WorldSpec
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS sims (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    created_at REAL NOT NULL,
+    world TEXT NOT NULL,
+    personas TEXT NOT NULL,
+    start TEXT NOT NULL,
+    step_seconds INTEGER NOT NULL,
+    step INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS states (
+    sim_id TEXT NOT NULL REFERENCES sims(id),
+    step INTEGER NOT NULL,
+    state TEXT NOT NULL,
+    PRIMARY KEY (sim_id, step)
+);
+CREATE TABLE IF NOT EXISTS sim_events (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    sim_id TEXT NOT NULL REFERENCES sims(id),
+    step INTEGER NOT NULL,
+    at REAL NOT NULL,
+    kind TEXT NOT NULL,
+    data TEXT NOT NULL
+);
+"""
+
+
+class SimNotFound(AutonomaError):
+    pass
+
+
+@dataclass
+class SimRecord:
+    id: str
+    name: str
+    created_at: float
+    world: str  # the world's name
+    personas: list[str]
+    clock: GameClock
+    step: int  # the latest stored step
+
+
+@dataclass
+class Sim:
+    """A sim at one step: its world (objects in their states then), its personas where
+    they were, and its clock."""
+
+    record: SimRecord
+    world: World
+    personas: list[Persona]
+    step: int
+
+    @property
+    def clock(self) -> GameClock:
+        return self.record.clock
+
+    def persona(self, name: str) -> Persona:
+        for persona in self.personas:
+            if persona.name.lower() == " ".join(name.split()).lower():
+                return persona
+        known = ", ".join(p.name for p in self.personas)
+        raise SimNotFound(f"no persona {name!r} in {self.record.name}: there are {known}")
+
+    def state(self) -> dict[str, Any]:
+        return {
+            "personas": {
+                p.name: {"tile": list(p.tile), "spatial": p.spatial.to_json()}
+                for p in self.personas
+            },
+            "objects": dict(self.world.states),
+        }
+
+
+class SimStore:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._database = Database(path, _SCHEMA, "synchronous=FULL", "busy_timeout=10000")
+
+    @classmethod
+    def open_default(cls) -> SimStore:
+        return cls(default_home() / "sims.db")
+
+    def close(self) -> None:
+        self._database.close()
+
+    def create(self, name: str, world: World, personas: list[Persona], clock: GameClock) -> Sim:
+        """A new sim at step 0; its name must be new."""
+        sim_id = time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
+        record = SimRecord(
+            sim_id, name, time.time(), world.name, [p.name for p in personas], clock, 0
+        )
+        sim = Sim(record, world, personas, 0)
+        with self._database.tx() as db:
+            if db.execute("SELECT 1 FROM sims WHERE name = ?", (name,)).fetchone():
+                raise AutonomaError(f"there is a sim named {name!r} already; give another --name")
+            db.execute(
+                "INSERT INTO sims (id, name, created_at, world, personas, start, step_seconds)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    sim_id,
+                    name,
+                    record.created_at,
+                    world.spec.model_dump_json(),
+                    json.dumps([p.spec.model_dump() | {"home": p.home} for p in personas]),
+                    clock.start.isoformat(),
+                    clock.step_seconds,
+                ),
+            )
+            db.execute(
+                "INSERT INTO states (sim_id, step, state) VALUES (?, 0, ?)",
+                (sim_id, json.dumps(sim.state())),
+            )
+        return sim
+
+    def _read(self, sql: str, *args: Any) -> list[Any]:
+        with self._database.lock:
+            return self._database.db.execute(sql, args).fetchall()
+
+    def records(self) -> list[SimRecord]:
+        return [_record(row) for row in self._read("SELECT * FROM sims ORDER BY created_at DESC")]
+
+    def load(self, name_or_id: str, step: int | None = None) -> Sim:
+        """The sim named (or with the id) `name_or_id` at `step` (default: its latest)."""
+        found = self._read("SELECT * FROM sims WHERE name = ? OR id = ?", name_or_id, name_or_id)
+        if not found:
+            names = ", ".join(r.name for r in self.records()[:10]) or "none yet"
+            raise SimNotFound(f"no sim {name_or_id!r} (sims: {names})")
+        row = found[0]
+        record = _record(row)
+        at = record.step if step is None else step
+        if not 0 <= at <= record.step:
+            raise SimNotFound(f"sim {record.name} has steps 0 to {record.step}, not {at}")
+        [state_row] = self._read(
+            "SELECT state FROM states WHERE sim_id = ? AND step <= ? ORDER BY step DESC LIMIT 1",
+            record.id,
+            at,
+        )
+        state = json.loads(state_row["state"])
+        world = World(WorldSpec.model_validate_json(row["world"]))
+        for address, said in state["objects"].items():
+            world.states[address] = said
+        personas = []
+        for data in json.loads(row["personas"]):
+            home = data["home"]  # stored as the world writes it
+            spec = PersonaSpec.model_validate(data)
+            now = state["personas"][spec.name]
+            spatial = SpatialMemory.from_json(now["spatial"])
+            personas.append(Persona(spec, home, (now["tile"][0], now["tile"][1]), spatial))
+        return Sim(record, world, personas, at)
+
+    def save(self, sim: Sim, kind: str = "", data: dict[str, Any] | None = None) -> None:
+        """Store the sim's state at its step (and an event saying why, if `kind`)."""
+        with self._database.tx() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO states (sim_id, step, state) VALUES (?, ?, ?)",
+                (sim.record.id, sim.step, json.dumps(sim.state())),
+            )
+            db.execute(
+                "UPDATE sims SET step = MAX(step, ?) WHERE id = ?", (sim.step, sim.record.id)
+            )
+            if kind:
+                db.execute(
+                    "INSERT INTO sim_events (sim_id, step, at, kind, data) VALUES (?, ?, ?, ?, ?)",
+                    (sim.record.id, sim.step, time.time(), kind, json.dumps(data or {})),
+                )
+
+    def events(self, sim_id: str) -> list[tuple[int, str, dict[str, Any]]]:
+        rows = self._read(
+            "SELECT step, kind, data FROM sim_events WHERE sim_id = ? ORDER BY id", sim_id
+        )
+        return [(r["step"], r["kind"], json.loads(r["data"])) for r in rows]
+
+
+def _record(row: Any) -> SimRecord:
+    clock = GameClock(datetime.fromisoformat(row["start"]), row["step_seconds"])
+    names = [p["name"] for p in json.loads(row["personas"])]
+    world = json.loads(row["world"])["name"]
+    return SimRecord(row["id"], row["name"], row["created_at"], world, names, clock, row["step"])
