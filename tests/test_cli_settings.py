@@ -80,7 +80,7 @@ def test_a_settings_file_sets_the_run_and_options_given_win(
         (
             "version = 9\n",
             [],
-            r"Invalid value: version in \S+: these settings were stored by a newer autonoma \(version 9",
+            r"^error: version in \S+: these settings were stored by a newer autonoma \(version 9",
         ),
         ("= nonsense", [], r"cannot read the run settings"),
     ],
@@ -90,8 +90,11 @@ def test_bad_settings_are_one_line(
 ) -> None:
     path = tmp_path / "run.toml"
     path.write_text(content)
-    error = one_line_error(cli(home, "run", "x", "--settings", str(path), *options))
+    result = cli(home, "run", "x", "--settings", str(path), *options)
+    error = one_line_error(result)
     assert re.search(said, error), error
+    assert len(result.stderr.strip().splitlines()) == 1  # one line, not click's usage and box
+    assert error.endswith("(see autonoma run --help)")
 
 
 @pytest.mark.parametrize(

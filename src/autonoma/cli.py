@@ -733,8 +733,29 @@ def _plain_help(made: Callable[[Any], Any]) -> Callable[[Any], Any]:
 
 
 def run_app() -> None:
-    """The command line, its help tidied (plain_metavars)."""
-    plain_metavars(typer.main.get_command(app))(prog_name="autonoma")
+    """The command line, its help tidied (plain_metavars). A bad option, argument or
+    setting is one line saying what is wrong and where help is (click's usage lines and a
+    box around the message were three to six lines for one mistake)."""
+    command = plain_metavars(typer.main.get_command(app))
+    try:
+        code = command.main(prog_name="autonoma", standalone_mode=False)
+    except typer.TyperException as error:  # click's errors, as typer ships click
+        if not hasattr(error, "ctx"):  # not a usage error: as click shows it
+            error.show()  # type: ignore[attr-defined]
+            sys.exit(getattr(error, "exit_code", 1))
+        bare = isinstance(error, typer.BadParameter) and not (error.param or error.param_hint)
+        said = error.message if bare else error.format_message()
+        if not said.strip():  # no arguments at all: the help was shown
+            sys.exit(getattr(error, "exit_code", 2))
+        where = error.ctx.command_path if error.ctx is not None else "autonoma"
+        line = " ".join(f"{said} (see {where} --help)".split())
+        err.print(Text.assemble(("error:", "red"), f" {line}"), highlight=False, soft_wrap=True)
+        sys.exit(getattr(error, "exit_code", 2))
+    except typer.Abort:
+        err.print("aborted")
+        sys.exit(1)
+    if isinstance(code, int) and code:
+        sys.exit(code)
 
 
 def main() -> None:

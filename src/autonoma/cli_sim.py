@@ -20,7 +20,7 @@ from autonoma.sim.persona import load_personas, shipped_personas
 from autonoma.sim.store import Sim, SimStore
 from autonoma.sim.world import SEPARATOR, SHIPPED, World, load_world, shipped_world
 
-sim_app = typer.Typer(help="The town of generative agents (docs/sim.md).")
+sim_app = typer.Typer(help="The town of generative agents (docs/sim.md).", no_args_is_help=True)
 out = Console()
 err = Console(stderr=True)
 

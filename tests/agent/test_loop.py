@@ -323,12 +323,14 @@ async def test_without_a_terminal_risky_commands_are_refused_not_hung(
 async def test_a_refusal_is_cleared_by_a_change_made_another_way(
     store: RunStore, tmp_path: Path
 ) -> None:
-    class RefuseFirst:
+    class RefuseFirst:  # the policy first (no one to ask), then a person who says yes
         asked = 0
 
         async def __call__(self, request: ApprovalRequest) -> Decision:
             self.asked += 1
-            return Decision(kind="no" if self.asked == 1 else "yes")
+            if self.asked == 1:
+                return Decision(kind="feedback", feedback="not run: no one to ask", by="policy")
+            return Decision(kind="yes")
 
     model = ScriptedModel(
         [

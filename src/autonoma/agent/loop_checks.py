@@ -21,6 +21,7 @@ from autonoma.agent.completion import unmet_deliverables
 from autonoma.agent.loop_services import LoopServices
 from autonoma.agent.run_state import RunState
 from autonoma.runtime.events import (
+    ApprovalAnswered,
     CheckLeftOut,
     ChecksEdited,
     ChecksFailed,
@@ -178,7 +179,7 @@ async def claim(loop: LoopServices, state: RunState, claimed: ToolResult, n: int
     """Accept task_complete only if every acceptance check passes (the judged ones judged
     now); without checks, only if the files the task and goals name exist, not empty."""
     run = state.run
-    unrun = standing_refusals(loop, state)
+    unrun = await standing_refusals(loop, state)
     if state.acceptance is not None:
         acceptance = state.acceptance
         verdict = await acceptance.verdict(judge=state.spent)
@@ -209,16 +210,23 @@ async def claim(loop: LoopServices, state: RunState, claimed: ToolResult, n: int
     )
 
 
-def standing_refusals(loop: LoopServices, state: RunState) -> list[str]:
-    """Commands refused (by a person or, with no one at a terminal, by the policy) since
-    the last step that changed something: a claim of completion after them is not taken on
-    trust (a continuous run whose git commit was refused ended `completed`, "committed",
-    with no commit). A later change made another way (write_file after a refused program)
-    clears them."""
+async def standing_refusals(loop: LoopServices, state: RunState) -> list[str]:
+    """Commands the policy refused (no one at a terminal to ask) since the last step that
+    changed something: a claim of completion after them is not taken on trust (a continuous
+    run whose git commit was refused ended `completed`, "committed", with no commit). A
+    person's refusal is their decision, made with the run in view, and does not stand; a
+    later change made another way (write_file after a refused program) clears them."""
+    events = await asyncio.to_thread(loop.store.events, state.run.id)
+    by_policy = {
+        e.step
+        for e in events
+        if isinstance(e.event, ApprovalAnswered) and e.event.by == "policy"
+        and e.event.decision != "yes"
+    }  # fmt: skip
     unrun: list[str] = []
     for step in state.steps:
         if step.status == "denied":
-            if step.command not in unrun:
+            if step.n in by_policy and step.command not in unrun:
                 unrun.append(step.command)
         elif step.ok and step.command not in ("", "task_complete"):
             tool = loop.tools.get(step.command)
