@@ -173,7 +173,7 @@ def test_the_default_model_writes_the_time_in_a_city_with_the_time_server(
         "none",
         "--continuous",
         "--max-steps",
-        "8",
+        "5",  # what it checks holds at any length; 8 steps took 207 s of CI's 25 minutes
         "--seed",
         "0",
         "--json",

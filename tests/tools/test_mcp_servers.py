@@ -18,6 +18,8 @@ from autonoma.errors import ConfigError
 from autonoma.testing import act
 from autonoma.tools import Risk
 from autonoma.tools.mcp import (
+    McpError,
+    McpTools,
     argument_notes,
     from_environment,
     in_workspace,
@@ -186,6 +188,18 @@ def test_workspace_and_variables_are_filled_in_at_start(
     with pytest.raises(ConfigError, match="KEY is not set"):
         from_environment("${KEY}")
     assert server.env == {"K": "${KEY}"}  # what is stored keeps the name, never the key
+
+
+async def test_an_unset_variable_is_said_as_such_not_as_a_server_to_make_optional() -> None:
+    server = McpServer.model_validate(
+        {"name": "tickets", "url": "http://127.0.0.1:9/mcp", "headers": {"A": "${NO_SUCH_KEY}"}}
+    )
+    with pytest.raises(McpError) as raised:
+        async with McpTools([server]):
+            pass
+    said = str(raised.value)
+    assert "the MCP settings use ${NO_SUCH_KEY}, but NO_SUCH_KEY is not set" in said
+    assert "optional" not in said and "Mend the tool settings" in said
 
 
 def listed(name: str, **fields: Any) -> mcp_types.Tool:

@@ -166,11 +166,12 @@ _SCHEMA_LISTS = {"anyOf", "oneOf", "allOf", "prefixItems"}
 class McpError(AutonomaError):
     """An MCP server could not be started, reached or listed."""
 
-    def __init__(self, server: str, cause: str) -> None:
-        super().__init__(
-            f"MCP server {server!r} is unavailable: {cause}. Check its command or url in the "
-            "tool settings (and that it speaks MCP), or set optional: true to run without it."
+    def __init__(self, server: str, cause: str, advice: str = "") -> None:
+        advice = advice or (
+            "Check its command or url in the tool settings (and that it speaks MCP), or set "
+            "optional: true to run without it"
         )
+        super().__init__(f"MCP server {server!r} is unavailable: {cause}. {advice}.")
         self.server = server
         self.cause = cause
 
@@ -484,7 +485,10 @@ class _Connection:
                 listed.cancel()
             raise
         except BaseException as err:  # every failure of the server ends here, not in the run
-            if not listed.done():
+            if not listed.done() and isinstance(err, ConfigError):  # ours, before starting
+                said = "Mend the tool settings, or the environment variables they name"
+                listed.set_exception(McpError(name, str(err), said))
+            elif not listed.done():
                 listed.set_exception(McpError(name, f"{_cause(err)}{self._said()}"))
             elif not self._stop.is_set():
                 log.warning("MCP server %r stopped: %s", name, _cause(err))
