@@ -4,18 +4,15 @@ as in the paper."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
-import yaml
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from autonoma.runtime.inputs import InputFileError, read_input
 from autonoma.sim.spatial import SpatialMemory
-from autonoma.sim.world import Tile, World, WorldFileError, first_problem
+from autonoma.sim.world import Tile, World, WorldFileError, spec_from_file
 
 SUFFIXES = (".yaml", ".yml", ".json")
 
@@ -81,7 +78,7 @@ def load_personas(directory: Path | str, world: World) -> list[Persona]:
     files = sorted(p for p in folder.iterdir() if p.suffix.lower() in SUFFIXES)
     if not files:
         raise WorldFileError(f"{folder} holds no persona file (.yaml, .yml or .json)")
-    specs = [_spec(path) for path in files]
+    specs = [spec_from_file(PersonaSpec, path, "persona") for path in files]
     return place(world, specs, [str(path) for path in files])
 
 
@@ -118,20 +115,3 @@ def place(world: World, specs: list[PersonaSpec], sources: list[str]) -> list[Pe
         taken.add(free[0])
         personas.append(Persona(spec, home, free[0], spatial))
     return personas
-
-
-def _spec(path: Path) -> PersonaSpec:
-    try:
-        text = read_input(path, "the persona file")
-    except InputFileError as error:
-        raise WorldFileError(str(error)) from None
-    try:
-        data: Any = yaml.safe_load(text) if path.suffix.lower() != ".json" else json.loads(text)
-    except (yaml.YAMLError, ValueError, RecursionError) as error:
-        raise WorldFileError(f"cannot read {path}: {' '.join(str(error).split())}"[:300]) from None
-    if not isinstance(data, dict):
-        raise WorldFileError(f"{path} must hold a table: name, age, innate, ... (docs/sim.md)")
-    try:
-        return PersonaSpec.model_validate(data)
-    except ValidationError as error:
-        raise WorldFileError(f"{path}: {first_problem(error, data, 'persona')}") from None

@@ -9,7 +9,7 @@ import json
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import networkx as nx
 import yaml
@@ -26,6 +26,7 @@ from pydantic import (
 from autonoma.errors import ConfigError
 from autonoma.runtime.inputs import InputFileError, read_input
 
+Spec = TypeVar("Spec", bound=BaseModel)
 Tile = tuple[int, int]  # (x, y): x to the right, y down, from (0, 0) at the top left
 SEPARATOR = ": "
 SHIPPED = ("small_town", "the_ville")
@@ -338,11 +339,7 @@ def load_world(path: Path | str) -> World:
     """A world from a YAML (.yaml, .yml) or JSON file; WorldFileError in one line naming
     the file and the bad entry."""
     path = Path(path)
-    try:
-        text = read_input(path, "the world file")
-    except InputFileError as error:
-        raise WorldFileError(str(error)) from None
-    return _world(text, path.suffix.lower() in (".yaml", ".yml"), str(path))
+    return _world(spec_from_file(WorldSpec, path, "world"), str(path))
 
 
 def shipped_world(name: str) -> World:
@@ -350,10 +347,28 @@ def shipped_world(name: str) -> World:
     if name not in SHIPPED:
         raise WorldFileError(f"no shipped world '{name}': there are {', '.join(SHIPPED)}")
     text = resources.files("autonoma.sim").joinpath("worlds", f"{name}.yaml").read_text()
-    return _world(text, True, f"the shipped world {name}")
+    source = f"the shipped world {name}"
+    return _world(spec_from_text(WorldSpec, text, True, source, "world"), source)
 
 
-def _world(text: str, is_yaml: bool, source: str) -> World:
+def _world(spec: WorldSpec, source: str) -> World:
+    try:
+        return World(spec)
+    except WorldFileError as error:
+        raise WorldFileError(f"{source}: {error}") from None
+
+
+def spec_from_file(model: type[Spec], path: Path, what: str) -> Spec:
+    """A world's or a persona's file (YAML by its suffix, else JSON) as `model`."""
+    try:
+        text = read_input(path, f"the {what} file")
+    except InputFileError as error:
+        raise WorldFileError(str(error)) from None
+    return spec_from_text(model, text, path.suffix.lower() in (".yaml", ".yml"), str(path), what)
+
+
+def spec_from_text(model: type[Spec], text: str, is_yaml: bool, source: str, what: str) -> Spec:
+    """`text` as `model`, or WorldFileError in one line naming `source` and the entry."""
     try:
         # libyaml's loader when PyYAML has it: the Ville took 0.2 s with the Python one
         loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -362,15 +377,13 @@ def _world(text: str, is_yaml: bool, source: str) -> World:
         said = " ".join(str(error).split())
         raise WorldFileError(f"cannot read {source}: {said}"[:300]) from None
     if not isinstance(data, dict):
-        raise WorldFileError(f"{source} must hold a table with name, size and sectors")
+        needed = [name for name, info in model.model_fields.items() if info.is_required()]
+        listed = ", ".join(needed[:-1]) + f" and {needed[-1]}" if len(needed) > 1 else needed[0]
+        raise WorldFileError(f"{source} must hold a table with {listed}")
     try:
-        spec = WorldSpec.model_validate(data)
+        return model.model_validate(data)
     except ValidationError as error:
-        raise WorldFileError(f"{source}: {first_problem(error, data, 'world')}") from None
-    try:
-        return World(spec)
-    except WorldFileError as error:
-        raise WorldFileError(f"{source}: {error}") from None
+        raise WorldFileError(f"{source}: {first_problem(error, data, what)}") from None
 
 
 def first_problem(error: ValidationError, data: dict[str, Any], what: str) -> str:
