@@ -78,9 +78,8 @@ def append_file(context: ToolContext, path: str, text: str) -> str:
     """
     # whole lines: the 1.5B model appended a haiku's lines, and red, green and blue, one call
     # each, and raw appends ran them together on one line ("Autumn HaikuAutumn Haiku...")
-    lines = text if text.endswith("\n") or not text else text + "\n"
     was_own = context.own is None or context.own.absent_or_own(path)
-    now = context.workspace.append(path, lines.encode("utf-8"), MAX_READ_BYTES, on_new_line=True)
+    now = context.workspace.append(path, text.encode("utf-8"), MAX_READ_BYTES, on_new_line=True)
     if context.own is not None:
         context.own.appended(path, was_own)
     holds = f"{now.size} bytes" if now.cut else text_size(now.text())

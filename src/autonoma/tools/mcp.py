@@ -64,7 +64,7 @@ from jsonschema import exceptions as jsonschema_exceptions
 
 from autonoma.errors import AutonomaError, ConfigError
 from autonoma.tools.base import Risk, Tool, ToolResult
-from autonoma.tools.settings import McpServer
+from autonoma.tools.settings import McpServer, named_twice
 
 try:
     import mcp_types
@@ -694,10 +694,9 @@ class McpTools:
     """
 
     def __init__(self, servers: Sequence[McpServer], workspace: Path | None = None) -> None:
-        names = [s.name for s in servers]
-        twice = sorted({n for n in names if names.count(n) > 1})
-        if twice:
-            raise ConfigError(f"two MCP servers are named {twice[0]!r}; names must be unique")
+        twice = named_twice(list(servers))
+        if twice:  # servers given from code, not through ToolSettings
+            raise ConfigError(f"two MCP servers are named {twice!r}; names must be unique")
         self.servers = [in_workspace(s, workspace) if workspace else s for s in servers]
         self.tools: list[Tool] = []
         self.skipped: list[str] = []

@@ -140,9 +140,22 @@ class McpServer(BaseModel):
         return self
 
 
-# what a server's table takes, in either form
-SERVER_KEYS = ("command", "args", "env", "url", "headers", "type", "cwd", "risk", "annotations",
-               "tools", "timeout_s", "start_timeout_s", "optional", "disabled")  # fmt: skip
+# what a server's table takes, in either form (its name is the table's key): the READMEs'
+# keys first, then the rest of McpServer's
+_README_KEYS = ("command", "args", "env", "url", "headers", "type")
+SERVER_KEYS = (
+    *_README_KEYS,
+    *(f for f in McpServer.model_fields if f not in (*_README_KEYS, "name")),
+    "disabled",
+)
+
+
+def named_twice(servers: list[McpServer]) -> str | None:
+    """The first name two of `servers` share, if any: their tools' names would clash."""
+    names = [s.name for s in servers]
+    return next((n for n in sorted(set(names)) if names.count(n) > 1), None)
+
+
 _TRANSPORTS = ("stdio", "http", "streamable-http", "streamable_http", "streamableHttp")
 
 
@@ -214,10 +227,9 @@ class ToolSettings(BaseModel):
 
     @model_validator(mode="after")
     def _unique_servers(self) -> ToolSettings:
-        names = [s.name for s in self.mcp]
-        twice = sorted({n for n in names if names.count(n) > 1})
+        twice = named_twice(self.mcp)
         if twice:
             raise PydanticCustomError(
-                "mcp_servers", "two MCP servers are named {name}", {"key": "mcp", "name": twice[0]}
+                "mcp_servers", "two MCP servers are named {name}", {"key": "mcp", "name": twice}
             )
         return self

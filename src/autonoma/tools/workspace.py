@@ -274,11 +274,14 @@ class Workspace:
 
     def append(self, path: str, data: bytes, limit: int, *, on_new_line: bool = False) -> FileRead:
         """Add to the end of the file (made if missing); then at most `limit` bytes of it.
-        `on_new_line`: `data` starts a line of its own; one newline it begins with is taken as
-        saying so (a model's "\\nline" made blank lines between lines once newlines were added)."""
+        `on_new_line`: `data` is whole lines: it starts on a line of its own (one newline it
+        begins with is taken as saying so: a model's "\\nline" made blank lines) and ends
+        with a newline."""
+        if on_new_line and data and not data.endswith(b"\n"):
+            data += b"\n"
         with self._file(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, create=True) as fd:
-            size = os.fstat(fd).st_size
             if on_new_line:
+                size = os.fstat(fd).st_size
                 at_start = not size or os.pread(fd, 1, size - 1) == b"\n"
                 if at_start and data.startswith(b"\n"):
                     data = data[1:]
