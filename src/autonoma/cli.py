@@ -83,7 +83,7 @@ app.add_typer(runs_app, name="runs")
 app.add_typer(sim_app, name="sim")
 
 out = Console()
-err = Console(stderr=True)
+err = Console(stderr=True, soft_wrap=True)  # a message is one line, even piped
 
 
 def show_version(asked: bool) -> None:
@@ -749,7 +749,7 @@ def run_app() -> None:
             sys.exit(getattr(error, "exit_code", 2))
         where = error.ctx.command_path if error.ctx is not None else "autonoma"
         line = " ".join(f"{said} (see {where} --help)".split())
-        err.print(Text.assemble(("error:", "red"), f" {line}"), highlight=False, soft_wrap=True)
+        err.print(Text.assemble(("error:", "red"), f" {line}"), highlight=False)
         sys.exit(getattr(error, "exit_code", 2))
     except typer.Abort:
         err.print("aborted")

@@ -26,7 +26,7 @@ from autonoma.runtime.store import RunStore
 from autonoma.tools.changes import journal_of
 
 out = Console()
-err = Console(stderr=True)
+err = Console(stderr=True, soft_wrap=True)  # a message is one line, even piped
 
 
 def show_command(

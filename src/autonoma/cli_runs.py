@@ -23,7 +23,7 @@ from autonoma.runtime.store import RunRecord, RunStore, default_home
 
 runs_app = typer.Typer(help="List, delete and prune stored runs.", invoke_without_command=True)
 out = Console()
-err = Console(stderr=True)
+err = Console(stderr=True, soft_wrap=True)  # a message is one line, even piped
 
 STATUSES = ("running", "completed", "incomplete", "budget_exhausted", "stopped", "failed")
 _AGE = re.compile(r"^(\d+(?:\.\d+)?)([mhdw])$")

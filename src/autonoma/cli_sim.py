@@ -22,7 +22,7 @@ from autonoma.sim.world import SEPARATOR, SHIPPED, World, load_world, shipped_wo
 
 sim_app = typer.Typer(help="The town of generative agents (docs/sim.md).", no_args_is_help=True)
 out = Console()
-err = Console(stderr=True)
+err = Console(stderr=True, soft_wrap=True)  # a message is one line, even piped
 
 
 def _world(given: str) -> tuple[World, str | None]:
