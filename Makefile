@@ -34,8 +34,11 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+# the tests without a real model on two workers (pytest-xdist), then those with one alone:
+# a model's steps use both cores
 pytest: $(STAMP)
-	$(BIN)/pytest
+	$(BIN)/pytest -m "not e2e" -n 2 --dist loadgroup
+	$(BIN)/pytest -m e2e
 
 test: lint typecheck pytest
 

@@ -27,6 +27,14 @@ def _is_local(address: Any) -> bool:
         return host == "localhost"
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (`make test` runs the suite on two workers), the tests of one real
+    Ray cluster share a worker, so one cluster is started, not one per worker."""
+    for item in items:
+        if "ray_cluster" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("ray"))
+
+
 @pytest.fixture(autouse=True)
 def _no_remote_calls(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     if request.node.get_closest_marker("remote_model") or request.node.get_closest_marker(

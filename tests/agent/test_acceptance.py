@@ -352,8 +352,9 @@ async def test_a_judged_check_is_asked_again_only_about_a_changed_workspace(
 
 
 async def test_judged_checks_alone_wait_for_the_claim(tmp_path: Path) -> None:
-    """Without a code check the run does not end on the judge's word after a step (the 1.5B
-    judge called a three-line title.txt "a one-line title"): the model's claim is judged."""
+    """Without a code check the run does not end on the judge's word after a step that
+    changed the work (the 1.5B judge called a three-line title.txt "a one-line title"): the
+    model's claim is judged."""
     judged = {
         "goal": 1,
         "what": "sorted.txt lists the names in order",
@@ -429,3 +430,54 @@ async def test_with_only_judged_checks_the_request_asks_for_the_claim_once_the_f
     assert "When every goal is met, the command is task_complete" not in before  # no file yet
     assert after.endswith("When every goal is met, the command is task_complete; "
                           "otherwise determine exactly one command to use next.")  # fmt: skip
+
+
+async def test_with_only_judged_checks_work_left_as_it_was_is_judged(tmp_path: Path) -> None:
+    # CI's seeded demo run and the bench's seed 2 (2026-11-27): the haiku written at step 2,
+    # then read, written again unchanged and recalled until the steps ran out, never claimed
+    events: list[EventRecord] = []
+    judged = {"goal": 1, "what": "sorted.txt lists the names in order", "kind": "judged"}
+    run, status, reason, store, model = await start(
+        tmp_path,
+        [
+            {"checks": [judged]},
+            {"passed": False, "why": "sorted.txt does not exist yet"},  # not met before work
+            act("write_file", path="sorted.txt", text=WRONG),  # changed: not judged
+            act("read_file", path="sorted.txt"),  # left as it was: judged
+            {"passed": False, "why": "carol comes before bob"},
+            act("read_file", path="sorted.txt"),  # the same contents: not asked again
+            act("write_file", path="sorted.txt", text=RIGHT),  # changed: not judged
+            act("write_file", path="sorted.txt", text=RIGHT),  # the same text: judged
+            {"passed": True, "why": "Alice, bob, carol"},
+        ],
+        events=events,
+    )
+    assert status == "completed", reason
+    assert reason == "every acceptance check passes after step 5: the work is done"
+    model.assert_complete()
+    ran = [(e.step, e.data["passed"]) for e in events if e.kind == "checks_run"]
+    assert ran == [(2, False), (5, True)]
+    told = user_texts(model, 5)  # the request after the judge's no
+    assert "1 of 1 fail" in told and "carol comes before bob" in told
+    assert [s.command for s in store.steps(run.id)] == [
+        "write_file", "read_file", "read_file", "write_file", "write_file"
+    ]  # fmt: skip
+
+
+async def test_with_only_judged_checks_nothing_is_judged_before_the_goal_files_are_there(
+    tmp_path: Path,
+) -> None:
+    judged = {"goal": 1, "what": "sorted.txt lists the names in order", "kind": "judged"}
+    _, status, _, _, model = await start(
+        tmp_path,
+        [
+            {"checks": [judged]},
+            {"passed": False, "why": "sorted.txt does not exist yet"},  # not met before work
+            act("write_file", path="notes.txt", text="plan: sort"),  # changed, not the goal's
+            act("read_file", path="names.txt"),  # unchanged, but sorted.txt is not there
+            act("list_files"),
+        ],
+        steps=3,
+    )
+    assert status == "budget_exhausted"
+    model.assert_complete()  # the judge was never asked after the work began

@@ -151,7 +151,7 @@ class RunLoop(LoopServices):
                     refused += step.command == "task_complete" and not step.ok
                     if result is not None and result.final:
                         status, reason = "completed", step.arguments.get("reason", "")
-                    elif await done_by_checks(self, state, step):
+                    elif await done_by_checks(self, state, step, changed=bool(changed)):
                         status = "completed"
                         reason = (
                             f"every acceptance check passes after step {step.n}: the work is done"

@@ -135,17 +135,20 @@ async def _judged_waiting(state: RunState) -> tuple[str, bool]:
     judged = [c.what for c in state.acceptance.checks if c.kind == "judged"]
     if not judged:
         return "", False
-    texts = [state.run.goal, *state.identity.goals]
-    unmet = await asyncio.to_thread(unmet_deliverables, state.workspace, texts)
     said = f"The acceptance checks are judged when you call task_complete: {'; '.join(judged)}."
-    return said, not unmet
+    return said, await _goal_files_there(state)
 
 
-async def done_by_checks(loop: LoopServices, state: RunState, step: StepRecord) -> bool:
+async def done_by_checks(
+    loop: LoopServices, state: RunState, step: StepRecord, *, changed: bool
+) -> bool:
     """Every code check passes after this step and the judged ones, judged now, agree:
     the work is done whether or not the model says so (the 1.5B model, its work done
-    and checked, went on to undo it). The judge is asked again only about a workspace
-    whose contents changed since it last said no."""
+    and checked, went on to undo it). With judged checks only, the work is judged once a
+    step leaves it as it was, the files the goals name there: the model is looking at its
+    work, not doing more (the 1.5B model wrote its haiku at step 2, then read it, wrote it
+    again unchanged and recalled until its steps ran out, never claiming it). The judge is
+    asked again only about a workspace whose contents changed since it last said no."""
     acceptance = state.acceptance
     if not (loop.config.finish_on_checks and acceptance):
         return False
@@ -153,8 +156,10 @@ async def done_by_checks(loop: LoopServices, state: RunState, step: StepRecord) 
         return False
     verdict = await acceptance.verdict()
     code = [r for r in verdict.results if r.check.kind == "code"]
-    if not code or not all(r.passed for r in code):
-        return False  # judged checks alone wait for a claim: the 1.5B judge says yes too easily
+    if code and not all(r.passed for r in code):
+        return False
+    if not code and (changed or not await _goal_files_there(state)):
+        return False
     if any(c.kind == "judged" for c in acceptance.checks):
         judged_on = await asyncio.to_thread(content_print, state.workspace)
         if judged_on == state.judged_on:
@@ -163,6 +168,11 @@ async def done_by_checks(loop: LoopServices, state: RunState, step: StepRecord) 
         verdict = await acceptance.verdict(judge=state.spent)
     await loop.emit(state.run.id, ChecksRun(**verdict.to_json()), step.n)
     return verdict.passed
+
+
+async def _goal_files_there(state: RunState) -> bool:
+    texts = [state.run.goal, *state.identity.goals]
+    return not await asyncio.to_thread(unmet_deliverables, state.workspace, texts)
 
 
 async def final_checks(state: RunState) -> Verdict | None:
