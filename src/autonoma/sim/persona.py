@@ -57,12 +57,14 @@ class PersonaSpec(BaseModel):
 
 @dataclass
 class Persona:
-    """A persona placed in a world: its spec, where it stands, what it knows of the town."""
+    """A persona placed in a world: its spec, where it stands, what it knows of the town,
+    what it is doing."""
 
     spec: PersonaSpec
     home: str  # the home arena's address as the world writes it
     tile: Tile
     spatial: SpatialMemory = field(default_factory=SpatialMemory)
+    action: str = "idle"  # what it is doing, in words: "brewing coffee"
 
     @property
     def name(self) -> str:

@@ -87,7 +87,7 @@ class Sim:
     def state(self) -> dict[str, Any]:
         return {
             "personas": {
-                p.name: {"tile": list(p.tile), "spatial": p.spatial.to_json()}
+                p.name: {"tile": list(p.tile), "spatial": p.spatial.to_json(), "action": p.action}
                 for p in self.personas
             },
             "objects": dict(self.world.states),
@@ -168,7 +168,8 @@ class SimStore:
             spec = PersonaSpec.model_validate(data)
             now = state["personas"][spec.name]
             spatial = SpatialMemory.from_json(now["spatial"])
-            personas.append(Persona(spec, home, (now["tile"][0], now["tile"][1]), spatial))
+            tile = (now["tile"][0], now["tile"][1])
+            personas.append(Persona(spec, home, tile, spatial, now.get("action", "idle")))
         return Sim(record, world, personas, at)
 
     def save(self, sim: Sim, kind: str = "", data: dict[str, Any] | None = None) -> None:

@@ -1,0 +1,101 @@
+"""The personas' memory streams: one memory file a sim, each persona an agent in it, and game
+time as the clock, so recency counts game hours since a memory was last used (the paper's).
+Each persona's observations are rated for importance once: an event it has rated before
+(the stove still idle) costs no model call, nor does an idle one (1, as the reference rates
+it)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+from autonoma.memory.importance import ImportanceRater
+from autonoma.memory.records import Kind, MemoryRecord, NewRecord, Retrieved
+from autonoma.memory.stream import MemoryStream
+from autonoma.runtime.budget import BudgetSpent
+from autonoma.sim.perceive import RETENTION, Event
+from autonoma.sim.persona import Persona
+
+# What the paper's poignancy prompt gives as mundane and as poignant in a person's day.
+MUNDANE = "brushing teeth, making bed"
+POIGNANT = "a break up, college acceptance"
+
+
+def game_seconds(when: datetime) -> float:
+    """A game time as the memory stream's clock reads it (seconds, the time taken as UTC)."""
+    return when.replace(tzinfo=UTC).timestamp()
+
+
+class TownMemory:
+    """Every persona's memories in one stream; `raters` gives each persona's rater (the
+    prompt's "brief description" is the persona's own)."""
+
+    def __init__(self, stream: MemoryStream, raters: dict[str, ImportanceRater]) -> None:
+        self.stream = stream
+        self.raters = raters
+        self._rated: dict[tuple[str, str], int] = {}  # (persona, text): importance given
+
+    async def seed(self, persona: Persona, when: datetime, spent: BudgetSpent) -> None:
+        """The persona's seed memories, as its own thoughts at the start (once)."""
+        if self.stream.count(persona.name):
+            return
+        texts = persona.spec.seed_memories()
+        await self._store(persona, texts, "thought", when, spent)
+
+    def latest(self, persona: Persona, n: int = RETENTION) -> list[str]:
+        """The texts of the persona's n newest observations (perceive skips events among
+        them)."""
+        records = self.stream.latest(persona.name, n, kinds=["observation"])
+        return [r.text for r in records]
+
+    async def observe(
+        self, persona: Persona, events: Sequence[Event], when: datetime, spent: BudgetSpent
+    ) -> list[MemoryRecord]:
+        """Store what the persona perceived, each rated for importance."""
+        texts = [e.description for e in events]
+        return await self._store(persona, texts, "observation", when, spent)
+
+    async def think(
+        self, persona: Persona, text: str, when: datetime, spent: BudgetSpent
+    ) -> MemoryRecord:
+        """A thought of the persona's own (the paper's inner voice, a conclusion drawn)."""
+        (record,) = await self._store(persona, [text], "thought", when, spent)
+        return record
+
+    async def retrieve(
+        self, persona: Persona, query: str, when: datetime, k: int = 10
+    ) -> list[Retrieved]:
+        """The persona's k memories best by recency (in game hours), importance and
+        relevance to `query`; their last use set to `when`."""
+        return await self.stream.retrieve(query, k, agent=persona.name, now=game_seconds(when))
+
+    async def _store(
+        self,
+        persona: Persona,
+        texts: Sequence[str],
+        kind: Kind,
+        when: datetime,
+        spent: BudgetSpent,
+    ) -> list[MemoryRecord]:
+        at = game_seconds(when)
+        records = [
+            NewRecord(agent=persona.name, text=text, kind=kind, created_at=at) for text in texts
+        ]
+        unrated = [
+            r for r in records if (persona.name, r.text) not in self._rated and not _idle(r.text)
+        ]
+        if unrated:
+            scores = await self.raters[persona.name].rate(unrated, spent)
+            for record, score in zip(unrated, scores, strict=True):
+                self._rated[(persona.name, record.text)] = score
+        rated = [
+            r.model_copy(update={"importance": self._importance(persona, r.text)}) for r in records
+        ]
+        return await self.stream.add_many(rated)
+
+    def _importance(self, persona: Persona, text: str) -> int:
+        return 1 if _idle(text) else self._rated[(persona.name, text)]
+
+
+def _idle(text: str) -> bool:
+    return text.endswith(" is idle")
