@@ -1,0 +1,234 @@
+"""A persona's day, planned as the paper plans it, top down: a plan in 5 to 8 broad items
+from who the persona is and how yesterday went, an hourly schedule from that plan, and each
+block of the schedule broken into 5-to-15-minute actions as it begins. Every action happens
+at a place the persona knows, chosen under a schema that lists only those places, so a place
+that is not on the map cannot be named (the reference implementation fell back to a random
+place when the model made one up). Sleep is not decomposed: its answer could not change."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from autonoma.errors import ModelError
+from autonoma.llm import Model
+from autonoma.llm.types import ModelResponse
+from autonoma.memory.asking import ask
+from autonoma.runtime.budget import BudgetSpent
+from autonoma.sim.persona import Persona
+from autonoma.sim.world import SEPARATOR, World, WorldFileError
+from autonoma.templating import render
+
+DAY_MINUTES = 24 * 60
+SLEEPING = "sleeping"
+
+
+class PlanFailed(ModelError):
+    """The model's answer could not be used for a persona's plan, even after re-asking."""
+
+
+@dataclass(frozen=True)
+class Block:
+    """A stretch of the schedule: from `start` (minutes after midnight) for `minutes`."""
+
+    start: int
+    minutes: int
+    activity: str
+
+    @property
+    def end(self) -> int:
+        return self.start + self.minutes
+
+    @property
+    def asleep(self) -> bool:
+        return self.activity.strip().lower().startswith(SLEEPING)
+
+
+@dataclass(frozen=True)
+class Action:
+    """One 5-to-15-minute action of a block, where it happens."""
+
+    start: int
+    minutes: int
+    description: str
+    place: str = ""
+
+
+def clock_time(minutes: int) -> str:
+    return f"{minutes // 60:02d}:{minutes % 60:02d}"
+
+
+async def plan_day(
+    model: Model, persona: Persona, day: datetime, yesterday: str, spent: BudgetSpent
+) -> list[str]:
+    """The day in 5 to 8 broad items, each with the time it begins."""
+    prompt = render(
+        "autonoma.sim",
+        "day_plan.j2",
+        identity=persona.spec.identity(),
+        who=persona.name,
+        today=f"{day:%A %B} {day.day}",
+        yesterday=yesterday,
+    )
+    schema = _object("plan", _texts(5, 8, 120))
+    data = await _asked(model, prompt, spent, schema, max_tokens=400, who=persona.name)
+    return [" ".join(item.split()) for item in data["plan"]]
+
+
+async def schedule_hours(
+    model: Model, persona: Persona, plan: list[str], day: datetime, spent: BudgetSpent
+) -> list[Block]:
+    """An activity for each hour of the day, hours of one activity running on merged into one
+    block."""
+    prompt = render(
+        "autonoma.sim",
+        "hourly_schedule.j2",
+        identity=persona.spec.identity(),
+        who=persona.name,
+        today=f"{day:%A %B} {day.day}",
+        plan=plan,
+    )
+    schema = _object("hours", _texts(24, 24, 80))
+    data = await _asked(model, prompt, spent, schema, max_tokens=700, who=persona.name)
+    return merge_hours([" ".join(h.split()).rstrip(".") for h in data["hours"]])
+
+
+def merge_hours(hours: list[str]) -> list[Block]:
+    """Hour-long activities as blocks, a run of the same activity (case aside) as one."""
+    blocks: list[Block] = []
+    for hour, activity in enumerate(hours):
+        if blocks and blocks[-1].activity.lower() == activity.lower():
+            last = blocks[-1]
+            blocks[-1] = Block(last.start, last.minutes + 60, last.activity)
+        else:
+            blocks.append(Block(hour * 60, 60, activity))
+    return blocks
+
+
+async def decompose(
+    model: Model, persona: Persona, block: Block, day: datetime, spent: BudgetSpent
+) -> list[Action]:
+    """The block's actions, 5 to 15 minutes each as the model gives them, their lengths then
+    scaled to fill the block exactly. Sleep is one action, with no model call."""
+    if block.asleep or block.minutes < 10:
+        return [Action(block.start, block.minutes, block.activity)]
+    prompt = render(
+        "autonoma.sim",
+        "decompose.j2",
+        identity=persona.spec.identity(),
+        who=persona.name,
+        today=f"{day:%A %B} {day.day}",
+        start=clock_time(block.start),
+        end=clock_time(block.end),
+        minutes=block.minutes,
+        activity=block.activity,
+    )
+    item = {
+        "type": "object",
+        "properties": {
+            "action": {"type": "string", "minLength": 3, "maxLength": 80},
+            "minutes": {"type": "integer", "minimum": 5, "maximum": 15},
+        },
+        "required": ["action", "minutes"],
+    }
+    most = max(1, min(12, block.minutes // 5))
+    schema = _object("actions", {"type": "array", "items": item, "minItems": 1, "maxItems": most})
+    data = await _asked(model, prompt, spent, schema, max_tokens=60 * most, who=persona.name)
+    return fill(block, [(" ".join(a["action"].split()), a["minutes"]) for a in data["actions"]])
+
+
+def fill(block: Block, actions: list[tuple[str, int]]) -> list[Action]:
+    """The actions' lengths scaled to the block's, in whole minutes, the last taking what
+    rounding left; an action scaled to nothing is dropped."""
+    total = sum(minutes for _, minutes in actions)
+    filled: list[Action] = []
+    start = block.start
+    for n, (description, minutes) in enumerate(actions):
+        length = (
+            block.end - start if n == len(actions) - 1 else round(minutes * block.minutes / total)
+        )
+        length = min(length, block.end - start)
+        if length > 0:
+            filled.append(Action(start, length, description))
+            start += length
+    return filled
+
+
+def known_places(world: World, persona: Persona) -> list[str]:
+    """Every arena and object the persona knows, as the world writes their addresses."""
+    places = []
+    for sector in persona.spatial.sectors():
+        for arena in persona.spatial.arenas(sector):
+            places.append(f"{sector}{SEPARATOR}{arena}")
+            places += [
+                f"{sector}{SEPARATOR}{arena}{SEPARATOR}{thing}"
+                for thing in persona.spatial.objects(sector, arena)
+            ]
+    return [p for p in places if _on_map(world, p)]
+
+
+def _on_map(world: World, address: str) -> bool:
+    try:
+        return bool(world.tiles_of(address))
+    except WorldFileError:  # a place the persona remembers that this map does not have
+        return False
+
+
+async def choose_place(
+    model: Model, world: World, persona: Persona, action: str, spent: BudgetSpent
+) -> str:
+    """Where the persona does `action`: one of the places it knows, the answer constrained to
+    them (a backend that cannot constrain decoding is re-asked when it names another)."""
+    places = known_places(world, persona)
+    here = world.place_at(persona.tile).address or "the street"
+    prompt = render(
+        "autonoma.sim",
+        "place.j2",
+        identity=persona.spec.identity(),
+        who=persona.name,
+        here=here,
+        action=action,
+        home=persona.home,
+        places=places,
+    )
+    schema = _object("place", {"type": "string", "enum": places})
+    data = await _asked(model, prompt, spent, schema, max_tokens=60, who=persona.name)
+    return str(data["place"])
+
+
+def day_start(when: datetime) -> datetime:
+    return datetime.combine(when.date(), datetime.min.time())
+
+
+def minute_of_day(when: datetime) -> int:
+    return int((when - day_start(when)) / timedelta(minutes=1))
+
+
+async def _asked(
+    model: Model,
+    prompt: str,
+    spent: BudgetSpent,
+    schema: dict[str, Any],
+    *,
+    max_tokens: int,
+    who: str,
+) -> dict[str, Any]:
+    answer = await ask(model, prompt, spent, output=schema, max_tokens=max_tokens)
+    if not isinstance(answer, ModelResponse):
+        raise PlanFailed(f"{who}'s plan: the model's answer could not be used ({answer})")
+    data: dict[str, Any] = answer.data
+    return data
+
+
+def _texts(least: int, most: int, longest: int) -> dict[str, Any]:
+    return {
+        "type": "array",
+        "items": {"type": "string", "minLength": 2, "maxLength": longest},
+        "minItems": least,
+        "maxItems": most,
+    }
+
+
+def _object(key: str, value: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "properties": {key: value}, "required": [key]}

@@ -1,0 +1,105 @@
+"""A persona's day planned top down (broad plan, hourly schedule, actions as a block begins)
+and each action's place chosen only among the places the persona knows."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pytest
+
+from autonoma.llm import ScriptedModel
+from autonoma.runtime.budget import BudgetSpent
+from autonoma.sim import shipped_world
+from autonoma.sim.persona import Persona, shipped_personas
+from autonoma.sim.plan import (
+    Action,
+    Block,
+    PlanFailed,
+    choose_place,
+    decompose,
+    fill,
+    known_places,
+    merge_hours,
+    plan_day,
+    schedule_hours,
+)
+
+WORLD = shipped_world("small_town")
+DAY = datetime(2023, 2, 13)
+
+
+def isabella() -> Persona:
+    return next(p for p in shipped_personas("small_town", WORLD) if p.name.startswith("Isabella"))
+
+
+async def test_the_day_is_planned_in_broad_items_and_a_short_plan_is_asked_again() -> None:
+    plan = ["wake up at 6:00 am", "open Hobbs Cafe at 8:00 am", "lunch at 12:00 pm",
+            "plan the party at 2:00 pm", "close the cafe at 8:00 pm", "sleep at 11:00 pm"]  # fmt: skip
+    model = ScriptedModel([{"plan": plan[:3]}, {"plan": plan}])  # too few items, then right
+    spent = BudgetSpent()
+    got = await plan_day(model, isabella(), DAY, "She baked croissants.", spent)
+    assert got == plan and len(model.requests) == 2
+    asked = model.requests[0].messages[0].content
+    assert "Isabella Rodriguez" in asked and "Monday February 13" in asked
+    assert "Yesterday: She baked croissants." in asked
+
+
+async def test_the_hours_become_blocks_and_an_answer_never_usable_is_one_error() -> None:
+    hours = ["sleeping"] * 6 + ["morning routine"] + ["working at the cafe"] * 5
+    hours += ["Working at the cafe."] + ["reading in the park"] * 2 + ["sleeping"] * 9
+    model = ScriptedModel([{"hours": hours}])
+    blocks = await schedule_hours(model, isabella(), ["work"], DAY, BudgetSpent())
+    assert blocks == [
+        Block(0, 360, "sleeping"),
+        Block(360, 60, "morning routine"),
+        Block(420, 360, "working at the cafe"),
+        Block(780, 120, "reading in the park"),
+        Block(900, 540, "sleeping"),
+    ]
+    broken = ScriptedModel(lambda messages, request: {"hours": ["sleeping"] * 23})  # one short
+    with pytest.raises(PlanFailed, match="Isabella Rodriguez's plan: the model's answer"):
+        await schedule_hours(broken, isabella(), ["work"], DAY, BudgetSpent())
+
+
+def test_merged_hours_and_filled_blocks_add_up() -> None:
+    assert merge_hours(["a", "A", "b"]) == [Block(0, 120, "a"), Block(120, 60, "b")]
+    block = Block(420, 60, "opening the cafe")
+    actions = fill(block, [("unlock", 5), ("coffee", 15), ("pastries", 10)])
+    assert [a.minutes for a in actions] == [10, 30, 20]
+    assert actions[0].start == 420 and sum(a.minutes for a in actions) == 60
+    odd = fill(Block(0, 50, "x"), [("a", 7), ("b", 7), ("c", 7)])
+    assert [a.minutes for a in odd] == [17, 17, 16]
+
+
+async def test_a_block_is_broken_into_actions_and_sleep_costs_no_call() -> None:
+    model = ScriptedModel(
+        [
+            {
+                "actions": [
+                    {"action": "unlocking the door", "minutes": 5},
+                    {"action": "brewing coffee", "minutes": 10},
+                ]
+            }
+        ]
+    )
+    spent = BudgetSpent()
+    actions = await decompose(model, isabella(), Block(480, 30, "opening the cafe"), DAY, spent)
+    assert actions == [Action(480, 10, "unlocking the door"), Action(490, 20, "brewing coffee")]
+    assert "From 08:00 to 08:30 (30 minutes)" in model.requests[0].messages[0].content
+    asleep = await decompose(model, isabella(), Block(0, 360, "sleeping"), DAY, spent)
+    assert asleep == [Action(0, 360, "sleeping")] and len(model.requests) == 1
+
+
+async def test_a_place_is_chosen_only_among_those_the_persona_knows() -> None:
+    person = isabella()
+    places = known_places(WORLD, person)
+    assert "Hobbs Cafe: cafe" in places and all(WORLD.tiles_of(p) for p in places)
+    unknown = "Lin family house: kitchen: stove"
+    assert unknown not in places  # she has never been inside the Lins' house
+    model = ScriptedModel([{"place": unknown}, {"place": "Hobbs Cafe: kitchen: oven"}])
+    spent = BudgetSpent()
+    place = await choose_place(model, WORLD, person, "baking croissants", spent)
+    assert place == "Hobbs Cafe: kitchen: oven"
+    schema = model.requests[0].schema
+    assert schema is not None and schema["properties"]["place"]["enum"] == places
+    assert len(model.requests) == 2  # the place she does not know was refused and re-asked
