@@ -12,8 +12,6 @@ from autonoma.runtime.budget import BudgetSpent
 from autonoma.sim import shipped_world
 from autonoma.sim.persona import Persona, shipped_personas
 from autonoma.sim.plan import (
-    Action,
-    Block,
     PlanFailed,
     choose_place,
     decompose,
@@ -23,6 +21,7 @@ from autonoma.sim.plan import (
     plan_day,
     schedule_hours,
 )
+from autonoma.sim.schedule import Action, Block
 
 WORLD = shipped_world("small_town")
 DAY = datetime(2023, 2, 13)

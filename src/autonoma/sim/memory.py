@@ -9,7 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from autonoma.memory.importance import ImportanceRater
+from autonoma.llm import Model
+from autonoma.memory.importance import ImportanceRater, ModelRater
+from autonoma.memory.importance import Persona as Rated
 from autonoma.memory.records import Kind, MemoryRecord, NewRecord, Retrieved
 from autonoma.memory.stream import MemoryStream
 from autonoma.runtime.budget import BudgetSpent
@@ -24,6 +26,17 @@ POIGNANT = "a break up, college acceptance"
 def game_seconds(when: datetime) -> float:
     """A game time as the memory stream's clock reads it (seconds, the time taken as UTC)."""
     return when.replace(tzinfo=UTC).timestamp()
+
+
+def town_raters(model: Model, personas: Sequence[Persona]) -> dict[str, ImportanceRater]:
+    """Each persona's importance rater: the paper's poignancy prompt with the persona's own
+    description and a person's day's examples of mundane and poignant."""
+    return {
+        p.name: ModelRater(
+            model, Rated(p.name, f"{p.spec.innate}. {p.spec.currently}", MUNDANE, POIGNANT)
+        )
+        for p in personas
+    }
 
 
 class TownMemory:

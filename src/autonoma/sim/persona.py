@@ -11,6 +11,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+from autonoma.sim.schedule import Schedule
 from autonoma.sim.spatial import SpatialMemory
 from autonoma.sim.world import Tile, World, WorldFileError, spec_from_file
 
@@ -65,6 +66,7 @@ class Persona:
     tile: Tile
     spatial: SpatialMemory = field(default_factory=SpatialMemory)
     action: str = "idle"  # what it is doing, in words: "brewing coffee"
+    schedule: Schedule = field(default_factory=Schedule)  # its day as planned so far
 
     @property
     def name(self) -> str:

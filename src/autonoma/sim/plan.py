@@ -7,7 +7,6 @@ place when the model made one up). Sleep is not decomposed: its answer could not
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -17,42 +16,15 @@ from autonoma.llm.types import ModelResponse
 from autonoma.memory.asking import ask
 from autonoma.runtime.budget import BudgetSpent
 from autonoma.sim.persona import Persona
+from autonoma.sim.schedule import Action, Block
 from autonoma.sim.world import SEPARATOR, World, WorldFileError
 from autonoma.templating import render
 
 DAY_MINUTES = 24 * 60
-SLEEPING = "sleeping"
 
 
 class PlanFailed(ModelError):
     """The model's answer could not be used for a persona's plan, even after re-asking."""
-
-
-@dataclass(frozen=True)
-class Block:
-    """A stretch of the schedule: from `start` (minutes after midnight) for `minutes`."""
-
-    start: int
-    minutes: int
-    activity: str
-
-    @property
-    def end(self) -> int:
-        return self.start + self.minutes
-
-    @property
-    def asleep(self) -> bool:
-        return self.activity.strip().lower().startswith(SLEEPING)
-
-
-@dataclass(frozen=True)
-class Action:
-    """One 5-to-15-minute action of a block, where it happens."""
-
-    start: int
-    minutes: int
-    description: str
-    place: str = ""
 
 
 def clock_time(minutes: int) -> str:

@@ -17,6 +17,7 @@ from autonoma.runtime.sqlite import Database
 from autonoma.runtime.store import default_home
 from autonoma.sim.clock import GameClock
 from autonoma.sim.persona import Persona, PersonaSpec
+from autonoma.sim.schedule import Schedule
 from autonoma.sim.spatial import SpatialMemory
 from autonoma.sim.world import World, WorldSpec
 
@@ -87,7 +88,12 @@ class Sim:
     def state(self) -> dict[str, Any]:
         return {
             "personas": {
-                p.name: {"tile": list(p.tile), "spatial": p.spatial.to_json(), "action": p.action}
+                p.name: {
+                    "tile": list(p.tile),
+                    "spatial": p.spatial.to_json(),
+                    "action": p.action,
+                    "schedule": p.schedule.to_json(),
+                }
                 for p in self.personas
             },
             "objects": dict(self.world.states),
@@ -169,7 +175,8 @@ class SimStore:
             now = state["personas"][spec.name]
             spatial = SpatialMemory.from_json(now["spatial"])
             tile = (now["tile"][0], now["tile"][1])
-            personas.append(Persona(spec, home, tile, spatial, now.get("action", "idle")))
+            action, schedule = now.get("action", "idle"), Schedule.from_json(now.get("schedule"))
+            personas.append(Persona(spec, home, tile, spatial, action, schedule))
         return Sim(record, world, personas, at)
 
     def save(self, sim: Sim, kind: str = "", data: dict[str, Any] | None = None) -> None:

@@ -1,0 +1,128 @@
+"""The town's steps with a scripted model: a day planned once, a block broken down as it
+begins, a place chosen as an action begins, one tile a step towards it, nothing asked whose
+answer could not change (sleep, an action under way, an event already rated), and the day
+stored with the sim so a loaded sim goes on with it."""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from autonoma.llm import ScriptedModel
+from autonoma.llm.base import CompletionRequest
+from autonoma.llm.types import Message
+from autonoma.memory.embeddings import LexicalEmbedder
+from autonoma.memory.stream import MemoryStream
+from autonoma.runtime.budget import BudgetSpent
+from autonoma.sim import shipped_world
+from autonoma.sim.clock import GameClock
+from autonoma.sim.engine import Town
+from autonoma.sim.memory import TownMemory, town_raters
+from autonoma.sim.persona import shipped_personas
+from autonoma.sim.store import SimStore
+
+HOURS = ["sleeping"] * 7 + ["having breakfast"] + ["reading a book"] * 14 + ["sleeping"] * 2
+
+
+def townsfolk(messages: list[Message], request: CompletionRequest) -> dict[str, Any]:
+    """Every persona the same day: asleep until 7, breakfast, reading, asleep from 22; the
+    place is the first kitchen it knows (or the first place), the ratings all 4."""
+    schema = request.plan.schema or {}
+    wanted = next(iter(schema.get("properties", {})))
+    if wanted == "plan":
+        return {"plan": ["wake up at 7:00 am", "breakfast at 7:00 am", "read at 8:00 am",
+                         "dinner at 6:00 pm", "sleep at 10:00 pm"]}  # fmt: skip
+    if wanted == "hours":
+        return {"hours": HOURS}
+    if wanted == "actions":
+        return {"actions": [{"action": "making toast", "minutes": 10},
+                            {"action": "eating toast", "minutes": 10}]}  # fmt: skip
+    if wanted == "place":
+        places = schema["properties"]["place"]["enum"]
+        return {"place": next((p for p in places if p.endswith(": kitchen")), places[0])}
+    if wanted == "ratings":
+        return {"ratings": [4] * schema["properties"]["ratings"]["minItems"]}
+    raise AssertionError(f"unexpected request for {wanted}")
+
+
+def asked(model: ScriptedModel) -> Counter[str]:
+    return Counter(next(iter((r.schema or {}).get("properties", {"?": 0}))) for r in model.requests)
+
+
+def open_town(tmp_path: Path, start: datetime) -> tuple[Town, ScriptedModel, SimStore]:
+    world = shipped_world("small_town")
+    people = shipped_personas("small_town", world)
+    store = SimStore(tmp_path / "sims.db")
+    sim = store.create("willow", world, people, GameClock(start))
+    model = ScriptedModel(townsfolk)
+    memory = TownMemory(
+        MemoryStream(tmp_path / "memory.db", LexicalEmbedder()), town_raters(model, people)
+    )
+    return Town(sim, model, memory, BudgetSpent()), model, store
+
+
+async def test_a_morning_is_planned_once_and_each_persona_walks_to_its_place(
+    tmp_path: Path,
+) -> None:
+    town, model, store = open_town(tmp_path, datetime(2023, 2, 13, 7, 0))
+    await town.begin()
+    seeds = asked(model)["ratings"]
+    assert seeds == 3  # each persona's seed memories rated in one request
+    await town.step()
+    calls = asked(model)
+    # each persona: its day, its hours, the breakfast block's actions, the first's place
+    assert (calls["plan"], calls["hours"], calls["actions"], calls["place"]) == (3, 3, 3, 3)
+    for persona in town.sim.personas:
+        schedule = persona.schedule
+        assert schedule.day == "2023-02-13" and [b.activity for b in schedule.blocks] == [
+            "sleeping", "having breakfast", "reading a book", "sleeping"
+        ]  # fmt: skip
+        assert persona.action == "making toast"
+        assert schedule.action is not None and schedule.action.place.endswith(": kitchen")
+        assert persona.schedule.action.place.split(": ")[0] == persona.home.split(": ")[0]
+    before = asked(model)
+    for _ in range(30):  # five game minutes: still making toast
+        await town.step()
+    after = asked(model)
+    assert after - before <= Counter({"ratings": 3 * 30})  # nothing re-planned
+    assert after["plan"] == 3 and after["place"] == 3
+    for persona in town.sim.personas:  # every kitchen is within 30 tiles of its home's bed
+        assert persona.tile in town.sim.world.tiles_of(persona.schedule.action.place)  # type: ignore[union-attr]
+    tiles = [p.tile for p in town.sim.personas]
+    assert len(set(tiles)) == len(tiles)
+    store.save(town.sim, "step")
+    again = store.load("willow")
+    assert [p.schedule for p in again.personas] == [p.schedule for p in town.sim.personas]
+    assert [p.action for p in again.personas] == ["making toast"] * 3
+
+
+async def test_a_sleeping_town_asks_nothing_but_its_plans(tmp_path: Path) -> None:
+    town, model, _ = open_town(tmp_path, datetime(2023, 2, 13, 2, 0))
+    await town.step()
+    for _ in range(20):
+        await town.step()
+    calls = asked(model)
+    assert calls == Counter({"plan": 3, "hours": 3, "ratings": 3})  # the plans' own memories
+    assert all(p.action == "sleeping" for p in town.sim.personas)
+    homes = [p.schedule.action.place for p in town.sim.personas]  # type: ignore[union-attr]
+    assert homes == [p.home for p in town.sim.personas]
+
+
+async def test_each_event_a_persona_remembers_was_rated_once(tmp_path: Path) -> None:
+    town, model, _ = open_town(tmp_path, datetime(2023, 2, 13, 7, 0))
+    for _ in range(60):
+        await town.step()
+    rated = sum(
+        (r.schema or {})["properties"]["ratings"]["minItems"]
+        for r in model.requests
+        if "ratings" in (r.schema or {}).get("properties", {})
+    )
+    seen = 0
+    for persona in town.sim.personas:
+        texts = [r.text for r in town.memory.stream.latest(persona.name, 500)]
+        seen += len({t for t in texts if not t.endswith(" is idle")})
+    mei = [r.text for r in town.memory.stream.latest("Mei Lin", 500)]
+    assert "John Lin is making toast" in mei
+    assert rated == seen  # each one rated once (idle ones never), the plans' thoughts too
