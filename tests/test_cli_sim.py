@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 from typer.testing import CliRunner
 
 from autonoma.cli import app
-from tests.cli_helpers import cli, one_line_error
+from tests.cli_helpers import cli, one_line_error, spec
+from tests.fake_openai import FakeOpenAI
 
 
 def test_a_sim_is_made_listed_shown_and_an_object_set(home: Path) -> None:
@@ -73,3 +75,59 @@ def test_sim_errors_say_what_is_wrong(
     empty = tmp_path / "nobody"
     empty.mkdir()
     assert "holds no persona file" in said("sim", "new", str(world), "--personas", str(empty))
+
+
+HOURS = ["sleeping"] * 7 + ["having breakfast"] + ["reading a book"] * 14 + ["sleeping"] * 2
+
+
+def townsfolk(body: dict[str, Any]) -> dict[str, Any]:
+    """An OpenAI-compatible server's answers to the town's requests, by the schema asked."""
+    schema = body["response_format"]["json_schema"]["schema"]
+    wanted = next(iter(schema["properties"]))
+    answers: dict[str, Any] = {
+        "plan": ["wake up at 7:00 am", "breakfast at 7:00 am", "read at 8:00 am",
+                 "dinner at 6:00 pm", "sleep at 10:00 pm"],
+        "hours": HOURS,
+        "actions": [{"action": "making toast", "minutes": 10},
+                    {"action": "eating toast", "minutes": 10}],
+    }  # fmt: skip
+    if wanted == "place":
+        places = schema["properties"]["place"]["enum"]
+        answers["place"] = next((p for p in places if p.endswith(": kitchen")), places[0])
+    if wanted == "ratings":
+        answers["ratings"] = [4] * schema["properties"]["ratings"]["minItems"]
+    return {"content": json.dumps({wanted: answers[wanted]})}
+
+
+def test_a_sim_runs_stores_its_steps_and_resumes_after_its_server_failed(
+    home: Path, server: FakeOpenAI
+) -> None:
+    def failing_after_planning(body: dict[str, Any]) -> dict[str, Any]:
+        # step 0 plans every day; at step 1 the Lins see each other making toast, and the
+        # server fails as it is asked to rate that
+        if "making toast" in json.dumps(body["messages"]) and "ratings" in json.dumps(body):
+            return {"status": 500}
+        return townsfolk(body)
+
+    server.responder = failing_after_planning
+    cli(home, "sim", "new", "small_town", "--name", "willow", "--start", "2023-02-13 07:00")
+    model = ["--model", spec(server), "--embedder", "lexical", "-q"]
+    failed = cli(home, "sim", "run", "willow", "--until", "day 1 07:10", *model)
+    assert "Traceback" not in failed.stderr and failed.returncode != 0
+    stopped = json.loads(cli(home, "sim", "show", "willow", "--json").stdout)
+    assert 1 <= stopped["step"] < 60  # the steps taken before the server failed are kept
+    assert "500" in failed.stderr and len(failed.stderr.strip().splitlines()) == 1
+    server.responder = townsfolk
+    resumed = cli(home, "sim", "resume", "willow", *model)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "steps to day 1, Monday February 13, 07:10" in " ".join(resumed.stdout.split())
+    state = json.loads(cli(home, "sim", "show", "willow", "--json").stdout)
+    assert state["step"] == 60 and state["game_time"] == "2023-02-13T07:10:00"
+    for name, persona in state["personas"].items():
+        assert persona["schedule"]["day"] == "2023-02-13", name
+        assert persona["action"] in ("making toast", "eating toast")
+        assert persona["schedule"]["action"]["place"].endswith(": kitchen")
+    done = one_line_error(cli(home, "sim", "resume", "willow", *model))
+    assert "willow has no unfinished run; use sim run --steps N" in done
+    earlier = json.loads(cli(home, "sim", "show", "willow", "--step", "1", "--json").stdout)
+    assert earlier["step"] == 1

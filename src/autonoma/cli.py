@@ -11,15 +11,13 @@ import sys
 import tempfile
 import time
 import traceback
-from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable
 from importlib.metadata import version as package_version
 from pathlib import Path
 from typing import Any
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
 from rich.table import Table
 from rich.text import Text
 from typer.core import TyperArgument, TyperOption
@@ -45,6 +43,7 @@ from autonoma.cli_inspect import (
     undo_command,
 )
 from autonoma.cli_logging import own_logging
+from autonoma.cli_models import fetch_progress, load_model
 from autonoma.cli_runs import runs_app
 from autonoma.cli_settings import (
     SAME_NAME,
@@ -67,9 +66,8 @@ from autonoma.cli_view import (
     short,
 )
 from autonoma.errors import AutonomaError, ConfigError
-from autonoma.llm import Model, open_model
+from autonoma.llm import Model
 from autonoma.llm.registry import REGISTRY, ModelStore, lookup
-from autonoma.llm.settings import LLMSettings
 from autonoma.redact import HIDDEN, redact
 from autonoma.runtime.budget import BudgetLimits
 from autonoma.runtime.lease import ensure_free
@@ -138,24 +136,6 @@ def models_list(
     out.print("Any GGUF file works too: --model local:/path/to/model.gguf")
 
 
-@contextmanager
-def fetch_progress(name: str, size: int) -> Iterator[Any]:
-    """A download bar on standard error; yields the callback the model store reports to."""
-    columns = (
-        TextColumn("{task.description}"),
-        BarColumn(),
-        DownloadColumn(),
-        TransferSpeedColumn(),
-    )
-    with Progress(*columns, console=err, transient=True) as bar:
-        task = bar.add_task(f"fetching {name}", total=size)
-
-        def report(done: int, total: int, label: str) -> None:
-            bar.update(task, completed=done, total=total, description=label)
-
-        yield report
-
-
 @models_app.command("pull")
 def models_pull(
     name: str = typer.Argument(..., help="a registry model, by name or spec (`autonoma models`)"),
@@ -175,15 +155,6 @@ def models_pull(
 # -- runs -----------------------------------------------------------------------------------
 
 EXIT_CODES = {"completed": 0, "failed": 1, "budget_exhausted": 3, "incomplete": 4, "stopped": 130}
-
-
-def load_model(spec: str, settings: LLMSettings | None = None) -> Model:
-    """The model a spec names, fetching a registry model (with a progress bar) if needed."""
-    name = spec.removeprefix("local:").split("?")[0]
-    if spec.startswith("local:") and name in REGISTRY and not ModelStore().is_cached(name):
-        with fetch_progress(name, REGISTRY[name].size) as report:
-            return open_model(spec, settings, progress=report)
-    return open_model(spec, settings)
 
 
 def choose_approver(continuous: bool, view_console: Console) -> Approver | None:

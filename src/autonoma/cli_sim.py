@@ -1,9 +1,11 @@
-"""`autonoma sim`: make a town from a world and its personas, list the sims, show one at
-any stored step (the map, who is where, what a persona knows), and change an object's state
-while it runs. Running the personas' days comes with their cognition (docs/sim.md)."""
+"""`autonoma sim`: make a town from a world and its personas, run it (each persona seeing,
+remembering, planning its day and walking to it) and resume it, list the sims, show one at
+any stored step (the map, who is where doing what, what a persona knows), and change an
+object's state while it runs (docs/sim.md)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import time
@@ -11,12 +13,18 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 from rich.text import Text
 
-from autonoma.errors import AutonomaError
+from autonoma.agent.session import choose_embedder
+from autonoma.agent.settings import DEFAULT_MODEL
+from autonoma.cli_models import load_model
+from autonoma.errors import AutonomaError, ConfigError
+from autonoma.runtime.budget import BudgetSpent
 from autonoma.sim.clock import DEFAULT_START, GameClock
 from autonoma.sim.persona import load_personas, shipped_personas
+from autonoma.sim.runner import SimRun, run_sim
 from autonoma.sim.store import Sim, SimStore
 from autonoma.sim.world import SEPARATOR, SHIPPED, World, load_world, shipped_world
 
@@ -155,3 +163,82 @@ def sim_set(
     out.print(
         Text(f"{address} is now {said} (step {loaded.step}, {loaded.clock.describe(loaded.step)})")
     )
+
+
+MODEL_HELP = "the model every persona thinks with (default: the embedded default model)"
+
+
+@sim_app.command("run")
+def sim_run(
+    sim: str = typer.Argument(..., help="the sim's name or id"),
+    steps: int | None = typer.Option(None, "--steps", min=1, help="how many steps to take"),
+    until: str | None = typer.Option(
+        None, "--until", help="a game time to run to: 'day 2 08:00' or '2023-02-14 08:00'"
+    ),
+    model: str = typer.Option(
+        DEFAULT_MODEL, "--model", "-m", envvar="AUTONOMA_MODEL", help=MODEL_HELP
+    ),
+    embedder: str = typer.Option(
+        "auto", "--embedder", envvar="AUTONOMA_EMBEDDER", help="auto, minilm or lexical"
+    ),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
+) -> None:
+    """Run a sim for --steps N or --until a game time, storing every step."""
+    store = SimStore.open_default()
+    loaded = store.load(sim)
+    if (steps is None) == (until is None):
+        raise typer.BadParameter("give --steps N or --until 'day 2 08:00' (one of them)")
+    target = loaded.step + steps if steps else loaded.clock.step_of(loaded.clock.parse(str(until)))
+    if target <= loaded.step:
+        raise ConfigError(
+            f"{sim} is at {loaded.clock.describe(loaded.step)} already; --until a later time"
+        )
+    _run(store, loaded, model, embedder, target, quiet)
+
+
+@sim_app.command("resume")
+def sim_resume(
+    sim: str = typer.Argument(..., help="the sim's name or id"),
+    model: str = typer.Option(
+        DEFAULT_MODEL, "--model", "-m", envvar="AUTONOMA_MODEL", help=MODEL_HELP
+    ),
+    embedder: str = typer.Option(
+        "auto", "--embedder", envvar="AUTONOMA_EMBEDDER", help="auto, minilm or lexical"
+    ),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
+) -> None:
+    """Go on with a sim that was stopped or killed, to the step its last run was to reach."""
+    store = SimStore.open_default()
+    loaded = store.load(sim)
+    target = store.target(loaded.record)
+    if target is None or target <= loaded.step:
+        raise ConfigError(f"{loaded.record.name} has no unfinished run; use sim run --steps N")
+    _run(store, loaded, model, embedder, target, quiet)
+
+
+def _run(store: SimStore, sim: Sim, model: str, embedder: str, target: int, quiet: bool) -> None:
+    chosen, notice = choose_embedder(embedder)
+    if notice and not quiet:
+        err.print(Text(notice))
+    llm = load_model(model)
+    first = sim.step
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
+    with Progress(*columns, console=err, transient=True, disable=quiet) as bar:
+        task = bar.add_task(sim.clock.describe(sim.step), total=target - first)
+
+        def shown(now: Sim, spent: BudgetSpent) -> None:
+            doing = "; ".join(f"{p.name.split()[0]}: {p.action}" for p in now.personas[:3])
+            said = f"{now.clock.describe(now.step)} | {spent.tokens:,} tokens | {doing}"
+            bar.update(task, completed=now.step - first, description=said[:160])
+
+        async def go() -> SimRun:
+            try:
+                return await run_sim(store, sim, llm, chosen, target, shown)
+            finally:
+                await llm.aclose()
+
+        ran = asyncio.run(go())
+    out.print(Text(
+        f"{sim.record.name}: {ran.steps} steps to {sim.clock.describe(sim.step)} "
+        f"in {ran.seconds:.0f} s, {ran.spent.tokens:,} tokens"
+    ))  # fmt: skip

@@ -104,6 +104,7 @@ class SimStore:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._database = Database(path, _SCHEMA, "synchronous=FULL", "busy_timeout=10000")
+        self._database.add_columns({"sims": ["target INTEGER"]})
 
     @classmethod
     def open_default(cls) -> SimStore:
@@ -194,6 +195,28 @@ class SimStore:
                     "INSERT INTO sim_events (sim_id, step, at, kind, data) VALUES (?, ?, ?, ?, ?)",
                     (sim.record.id, sim.step, time.time(), kind, json.dumps(data or {})),
                 )
+
+    def memory_path(self, record: SimRecord) -> Path:
+        """Where the sim's personas' memories are kept, beside the sims."""
+        return self.path.parent / "sim-memory" / f"{record.id}.db"
+
+    def target(self, record: SimRecord) -> int | None:
+        """The step the sim was last told to run to (`sim resume` goes on to it)."""
+        [row] = self._read("SELECT target FROM sims WHERE id = ?", record.id)
+        return None if row["target"] is None else int(row["target"])
+
+    def set_target(self, record: SimRecord, step: int) -> None:
+        with self._database.tx() as db:
+            db.execute("UPDATE sims SET target = ? WHERE id = ?", (step, record.id))
+
+    def events_after(self, sim_id: str, after: int) -> list[tuple[int, int, str, dict[str, Any]]]:
+        """The sim's events stored after the event `after` (0: all): id, step, kind, data."""
+        rows = self._read(
+            "SELECT id, step, kind, data FROM sim_events WHERE sim_id = ? AND id > ? ORDER BY id",
+            sim_id,
+            after,
+        )
+        return [(r["id"], r["step"], r["kind"], json.loads(r["data"])) for r in rows]
 
     def events(self, sim_id: str) -> list[tuple[int, str, dict[str, Any]]]:
         rows = self._read(
