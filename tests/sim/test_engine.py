@@ -10,17 +10,20 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from autonoma.llm import ScriptedModel
 from autonoma.llm.base import CompletionRequest
 from autonoma.llm.types import Message
 from autonoma.memory.embeddings import LexicalEmbedder
 from autonoma.memory.stream import MemoryStream
 from autonoma.runtime.budget import BudgetSpent
-from autonoma.sim import shipped_world
+from autonoma.sim import engine, shipped_world
 from autonoma.sim.clock import GameClock
 from autonoma.sim.engine import Town
 from autonoma.sim.memory import TownMemory, town_raters
 from autonoma.sim.persona import shipped_personas
+from autonoma.sim.schedule import Action
 from autonoma.sim.store import SimStore
 
 HOURS = ["sleeping"] * 7 + ["having breakfast"] + ["reading a book"] * 14 + ["sleeping"] * 2
@@ -126,3 +129,35 @@ async def test_each_event_a_persona_remembers_was_rated_once(tmp_path: Path) -> 
     mei = [r.text for r in town.memory.stream.latest("Mei Lin", 500)]
     assert "John Lin is making toast" in mei
     assert rated == seen  # each one rated once (idle ones never), the plans' thoughts too
+
+
+def test_a_walk_is_searched_once_and_again_only_when_its_way_is_taken(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    town, _, _ = open_town(tmp_path, datetime(2023, 2, 13, 9, 0))
+    searches = []
+    real = engine.path_between
+
+    def counted(*args: Any) -> Any:
+        searches.append(args[1])
+        return real(*args)
+
+    monkeypatch.setattr(engine, "path_between", counted)
+    mei, john = (town.sim.persona(name) for name in ("Mei Lin", "John Lin"))
+    mei.schedule.action = Action(540, 60, "having coffee", "Hobbs Cafe: cafe")
+    for _ in range(200):
+        town.walk(mei)
+    assert mei.tile in town.sim.world.tiles_of("Hobbs Cafe: cafe")
+    assert len(searches) == 1  # one search for the whole walk, none once there
+    door = (5, 8)  # the Lins' only door
+    john.tile = door
+    mei.schedule.action = Action(600, 60, "going home", "Lin family house: kitchen")
+    for _ in range(200):
+        town.walk(mei)
+    assert mei.tile not in town.sim.world.tiles_of("Lin family house: kitchen")  # John's in the way
+    waited = len(searches)
+    john.tile = (8, 10)  # out of the doorway, down the street
+    for _ in range(200):
+        town.walk(mei)
+    assert mei.tile in town.sim.world.tiles_of("Lin family house: kitchen")
+    assert len(searches) == waited + 1

@@ -15,7 +15,7 @@ from datetime import datetime
 from autonoma.llm import Model
 from autonoma.runtime.budget import BudgetSpent
 from autonoma.sim.memory import TownMemory
-from autonoma.sim.paths import next_step
+from autonoma.sim.paths import path_between
 from autonoma.sim.perceive import VISION, Event, perceive, town_events
 from autonoma.sim.persona import Persona
 from autonoma.sim.plan import (
@@ -27,6 +27,7 @@ from autonoma.sim.plan import (
 )
 from autonoma.sim.schedule import Action, Schedule
 from autonoma.sim.store import Sim
+from autonoma.sim.world import Tile
 
 
 class Town:
@@ -38,6 +39,7 @@ class Town:
         self.model = model
         self.memory = memory
         self.spent = spent
+        self._walks: dict[str, tuple[str, list[Tile]]] = {}  # a persona's place and path there
 
     async def begin(self) -> None:
         """Each persona's seed memories, stored once, at the sim's start."""
@@ -50,7 +52,7 @@ class Town:
         events = town_events(self.sim.world, self.sim.personas)
         await asyncio.gather(*(self._think(p, now, events) for p in self.sim.personas))
         for persona in self.sim.personas:  # in turn, so two never step onto one tile
-            self._move(persona)
+            self.walk(persona)
         self.sim.step += 1
 
     async def _think(self, persona: Persona, now: datetime, events: list[Event]) -> None:
@@ -95,13 +97,29 @@ class Town:
         schedule.action = replace(action, place=place)
         persona.action = action.description
 
-    def _move(self, persona: Persona) -> None:
+    def walk(self, persona: Persona) -> None:
+        """One tile along the persona's path to its action's place: the path found when it
+        sets out and kept (a search costs milliseconds in the Ville, docs/benchmarks.md),
+        found again only when someone stands on its next tile or no way was open."""
         action = persona.schedule.action
         if action is None or not action.place:
             return
-        world = self.sim.world
+        place, path = self._walks.get(persona.name, ("", [persona.tile]))
+        if place == action.place and not path:
+            return  # arrived
         occupied = {p.tile for p in self.sim.personas if p is not persona}
-        persona.tile = next_step(world, persona.tile, world.tiles_of(action.place), occupied)
+        if place != action.place or len(path) < 2 or path[1] in occupied:
+            world = self.sim.world
+            found = path_between(world, persona.tile, world.tiles_of(action.place), occupied)
+            if found is None:  # no way open now: wait, and look again next step
+                self._walks.pop(persona.name, None)
+                return
+            path = found
+        if len(path) == 1:  # there
+            path = []
+        else:
+            persona.tile, path = path[1], path[1:]
+        self._walks[persona.name] = (action.place, path if len(path) > 1 else [])
 
 
 def _same(action: Action, current: Action | None) -> bool:
