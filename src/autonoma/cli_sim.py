@@ -123,11 +123,11 @@ def sim_show(
                    f"{loaded.clock.describe(loaded.step)}", style="bold"))  # fmt: skip
     out.print(Text(loaded.world.render({p.name: p.tile for p in loaded.personas})))
     table = Table()
-    for column in ("", "persona", "where"):
+    for column in ("", "persona", "where", "doing"):
         table.add_column(column)
     for p in loaded.personas:
         where = loaded.world.place_at(p.tile).address or "the street"
-        table.add_row(p.name[:1].upper(), p.name, where)
+        table.add_row(p.name[:1].upper(), p.name, where, p.action)
     out.print(table)
 
 
@@ -137,11 +137,15 @@ def _show_persona(sim: Sim, name: str, as_json: bool) -> None:
     if as_json:
         print(json.dumps({
             **person.spec.model_dump(), "home": person.home, "tile": list(person.tile),
-            "where": where, "knows": person.spatial.to_json(),
+            "where": where, "knows": person.spatial.to_json(), "action": person.action,
+            "schedule": person.schedule.to_json(),
         }, indent=2))  # fmt: skip
         return
     out.print(Text(person.spec.identity()))
     out.print(Text(f"Home: {person.home}\nNow at: {where} {list(person.tile)}"))
+    out.print(Text(f"Doing: {person.action}"))
+    if person.schedule.plan:
+        out.print(Text(f"Plan for {person.schedule.day}:\n  " + "\n  ".join(person.schedule.plan)))
     out.print(Text("Knows:\n  " + person.spatial.describe().replace("\n", "\n  ")))
     out.print(Text("Seed memories:\n  " + "\n  ".join(person.spec.seed_memories())))
 
