@@ -135,3 +135,41 @@ def test_a_sim_runs_stores_its_steps_and_resumes_after_its_server_failed(
     assert "Plan for 2023-02-13:" in mei and "breakfast at 7:00 am" in mei
     earlier = json.loads(cli(home, "sim", "show", "willow", "--step", "1", "--json").stdout)
     assert earlier["step"] == 1
+
+
+def test_a_persona_is_whispered_to_and_interviewed_from_its_memories(
+    home: Path, server: FakeOpenAI
+) -> None:
+    prompts: list[str] = []
+
+    def answering(body: dict[str, Any]) -> dict[str, Any]:
+        schema = body["response_format"]["json_schema"]["schema"]
+        if "answer" not in schema["properties"]:
+            return townsfolk(body)
+        prompt = body["messages"][-1]["content"]
+        prompts.append(prompt)
+        recalled = [line[2:] for line in prompt.splitlines() if line.startswith("- ")]
+        return {"content": json.dumps({"answer": f"I recall that {recalled[0]}"})}
+
+    server.responder = answering
+    cli(home, "sim", "new", "small_town", "--name", "willow")
+    model = ["--model", spec(server), "--embedder", "lexical"]
+    told = cli(home, "sim", "whisper", "willow", "Mei Lin", "You will run for mayor", *model)
+    assert told.returncode == 0, told.stderr
+    assert "Mei Lin now thinks: You will run for mayor (importance 4)" in told.stdout
+    asked = cli(home, "sim", "interview", "willow", "mei lin", "Will you run for mayor?",
+                *model, "--json")  # fmt: skip
+    assert asked.returncode == 0, asked.stderr
+    answer = json.loads(asked.stdout)
+    assert answer["persona"] == "Mei Lin" and answer["step"] == 0
+    assert answer["answer"] == "I recall that You will run for mayor"
+    assert (
+        "Name: Mei Lin" in prompts[0]
+        and 'Someone asks Mei Lin: "Will you run for mayor?"' in prompts[0]
+    )
+    assert "Mei Lin is married to John Lin" in prompts[0]  # her seed memories, stored first
+    state = json.loads(cli(home, "sim", "show", "willow", "--json").stdout)
+    assert state["step"] == 0  # neither moved the clock
+    assert "no persona 'Klaus'" in one_line_error(
+        cli(home, "sim", "interview", "willow", "Klaus", "Hello?", *model)
+    )

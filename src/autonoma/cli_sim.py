@@ -9,6 +9,8 @@ import asyncio
 import json
 import re
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import typer
@@ -21,8 +23,12 @@ from autonoma.agent.session import choose_embedder
 from autonoma.agent.settings import DEFAULT_MODEL
 from autonoma.cli_models import load_model
 from autonoma.errors import AutonomaError, ConfigError
+from autonoma.llm import Model
+from autonoma.memory.stream import MemoryStream
 from autonoma.runtime.budget import BudgetSpent
 from autonoma.sim.clock import DEFAULT_START, GameClock
+from autonoma.sim.interview import interview, whisper
+from autonoma.sim.memory import TownMemory, town_raters
 from autonoma.sim.persona import load_personas, shipped_personas
 from autonoma.sim.runner import SimRun, run_sim
 from autonoma.sim.store import Sim, SimStore
@@ -246,3 +252,88 @@ def _run(store: SimStore, sim: Sim, model: str, embedder: str, target: int, quie
         f"{sim.record.name}: {ran.steps} steps to {sim.clock.describe(sim.step)} "
         f"in {ran.seconds:.0f} s, {ran.spent.tokens:,} tokens"
     ))  # fmt: skip
+
+
+@sim_app.command("interview")
+def sim_interview(
+    sim: str = typer.Argument(..., help="the sim's name or id"),
+    persona: str = typer.Argument(..., help="whom to ask, e.g. 'Isabella Rodriguez'"),
+    question: str = typer.Argument(..., help="the question, e.g. 'Who is John Lin?'"),
+    model: str = typer.Option(
+        DEFAULT_MODEL, "--model", "-m", envvar="AUTONOMA_MODEL", help=MODEL_HELP
+    ),
+    embedder: str = typer.Option(
+        "auto", "--embedder", envvar="AUTONOMA_EMBEDDER", help="auto, minilm or lexical"
+    ),
+    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+) -> None:
+    """Ask a persona a question; answered in character from its memories, the clock still."""
+    store = SimStore.open_default()
+    loaded = store.load(sim)
+    person = loaded.persona(persona)
+    now = loaded.clock.at(loaded.step)
+
+    async def ask() -> tuple[str, BudgetSpent]:
+        spent = BudgetSpent()
+        async with _mind(store, loaded, model, embedder) as (llm, memory):
+            await memory.seed(person, loaded.clock.at(0), spent)  # if the sim never ran
+            said = await interview(llm, memory, loaded.world, person, question, now, spent)
+        return said, spent
+
+    answer, spent = asyncio.run(ask())
+    store.save(loaded, "interview", {
+        "persona": person.name, "question": question, "answer": answer, "tokens": spent.tokens,
+    })  # fmt: skip
+    if as_json:
+        print(json.dumps({"persona": person.name, "question": question, "answer": answer,
+                          "step": loaded.step, "tokens": spent.tokens}, indent=2))  # fmt: skip
+        return
+    out.print(Text(f"{person.name}: {answer}"))
+
+
+@sim_app.command("whisper")
+def sim_whisper(
+    sim: str = typer.Argument(..., help="the sim's name or id"),
+    persona: str = typer.Argument(..., help="to whom"),
+    statement: str = typer.Argument(
+        ..., help="a thought in the persona's head, e.g. 'You are going to run for mayor'"
+    ),
+    model: str = typer.Option(
+        DEFAULT_MODEL, "--model", "-m", envvar="AUTONOMA_MODEL", help=MODEL_HELP
+    ),
+    embedder: str = typer.Option(
+        "auto", "--embedder", envvar="AUTONOMA_EMBEDDER", help="auto, minilm or lexical"
+    ),
+) -> None:
+    """The paper's inner voice: a statement stored as the persona's own thought."""
+    store = SimStore.open_default()
+    loaded = store.load(sim)
+    person = loaded.persona(persona)
+    now = loaded.clock.at(loaded.step)
+
+    async def tell() -> int:
+        spent = BudgetSpent()
+        async with _mind(store, loaded, model, embedder) as (_, memory):
+            await memory.seed(person, loaded.clock.at(0), spent)  # if the sim never ran
+            record = await whisper(memory, person, statement, now, spent)
+        return record.importance
+
+    importance = asyncio.run(tell())
+    store.save(loaded, "whisper", {"persona": person.name, "statement": statement})
+    out.print(Text(f"{person.name} now thinks: {' '.join(statement.split())} "
+                   f"(importance {importance})"))  # fmt: skip
+
+
+@asynccontextmanager
+async def _mind(
+    store: SimStore, sim: Sim, model: str, embedder: str
+) -> AsyncIterator[tuple[Model, TownMemory]]:
+    """The sim's model and its personas' memories, closed after use."""
+    chosen, _ = choose_embedder(embedder)
+    llm = load_model(model)
+    stream = MemoryStream(store.memory_path(sim.record), chosen)
+    try:
+        yield llm, TownMemory(stream, town_raters(llm, sim.personas))
+    finally:
+        stream.close()
+        await llm.aclose()
