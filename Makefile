@@ -34,11 +34,11 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-# the tests without a real model on two workers (pytest-xdist), then those with one alone:
-# a model's steps use both cores
+# the tests without a real model on two workers (pytest-xdist), then alone those with one (a
+# model's steps use both cores) and those that count the sandbox uid's processes
 pytest: $(STAMP)
-	$(BIN)/pytest -m "not e2e" -n 2 --dist loadgroup
-	$(BIN)/pytest -m e2e
+	$(BIN)/pytest -m "not e2e and not alone" -n 2 --dist loadgroup
+	$(BIN)/pytest -m "e2e or alone"
 
 test: lint typecheck pytest
 

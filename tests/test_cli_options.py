@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from autonoma.testing import act
 from tests.cli_helpers import cli, scripted, spec
 from tests.fake_openai import FakeOpenAI
@@ -154,8 +156,11 @@ def test_verbose_shows_library_log_lines_in_the_live_view_s_style(
 
 
 def test_shell_completion_prints_a_script_and_completes_commands_and_options(
-    home: Path,
+    home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # typer takes the shell from the process tree (shellingham), which under make is sh;
+    # its own switch for tests makes the shell the option's value instead
+    monkeypatch.setenv("_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION", "1")
     script = cli(home, "--show-completion", "bash")
     assert script.returncode == 0
     assert "complete -o default -F _autonoma_completion autonoma" in script.stdout

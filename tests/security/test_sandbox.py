@@ -293,6 +293,7 @@ except OSError as err:
 # -- limits: the run goes on -----------------------------------------------------------------
 
 
+@pytest.mark.alone  # it counts the sandbox uid's processes on the host
 async def test_fork_bomb_is_stopped(ws: Workspace) -> None:
     sandbox = BubblewrapSandbox(limits(processes=16, wall_s=2, cpu_s=2))
     watching = os.geteuid() == 0  # the sandbox's uid is then its own, countable on the host
@@ -544,6 +545,7 @@ asyncio.run(main())
 
 
 @as_root
+@pytest.mark.alone  # its allowance is exact
 def test_as_an_ordinary_user() -> None:
     """Run autonoma as an ordinary user: the user-namespace path. The sandbox is uid 1000
     inside, the user outside; no further user namespaces; the process allowance counts only

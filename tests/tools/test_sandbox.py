@@ -269,6 +269,7 @@ async def test_limits_are_named(ws: Workspace) -> None:
     assert shell_big.stopped == "stopped: tried to write a file larger than 1 MB"
 
 
+@pytest.mark.alone  # another test's sandbox would share the allowance
 async def test_process_allowance_is_exact(ws: Workspace) -> None:
     """`processes` counts the program itself and everything it starts."""
     sandbox = BubblewrapSandbox(limits(processes=6))
