@@ -508,8 +508,8 @@ async def test_a_long_tasks_goals_keep_its_file_names_and_quotes_as_written() ->
 
 async def test_a_long_tasks_goals_keep_its_names_and_numbers_as_written() -> None:
     split = {"name": "SumGPT", "description": "an AI that adds",
-             "goals": ["Add 1250 and 3.50 for Acme corp", "Tell alice in tokyo by tokyo.txt",
-                       "List 123 and 1,2,3 with v2"]}  # fmt: skip
+             "goals": ["Add 1250 and 3.50 for Acme-Corp", "Tell alice in tokyo by tokyo.txt",
+                       "List 123 and 1,2,3 with v2", "Mail AcmeCorp at acme-corp.txt"]}  # fmt: skip
     task = ("Add 1,250 and 3.5 for ACME corp. Tell Alice in Tokyo with tokyo.txt; "
             "then list 1,2,3 with v2. ") * 4  # fmt: skip
     made = await generate_identity(ScriptedModel([split]), task, default_tools())
@@ -517,6 +517,7 @@ async def test_a_long_tasks_goals_keep_its_names_and_numbers_as_written() -> Non
         "Add 1,250 and 3.5 for ACME corp",
         "Tell Alice in Tokyo by tokyo.txt",  # the name, not the file name, is capitalised
         "List 123 and 1,2,3 with v2",  # 1,2,3 is a list, not one hundred and twenty-three
+        "Mail ACME corp at acme-corp.txt",  # run together, the name is put back; a file is not
     ]
 
 

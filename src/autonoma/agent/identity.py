@@ -76,7 +76,12 @@ def as_the_person_wrote(goal: str, written: str) -> str:
     model writes 1,250 as 1250 and 3.5 as 3.50, ACME as Acme."""
     exact = set(named_files([goal]))
     exact |= {next(part for part in found if part) for found in _QUOTED.findall(goal)}
-    exact |= _names(goal)
+    names = _names(goal)
+    exact |= names
+    for first, second in _name_pairs(goal, names):
+        # a name and its neighbour run together or hyphenated (ACME corp as Acme-Corp)
+        joined = rf"(?<![\w./-]){re.escape(first)}[-_ ]?{re.escape(second)}(?![\w/-]|\.\w)"
+        written = re.sub(joined, _literally(f"{first} {second}"), written, flags=re.IGNORECASE)
     for word in sorted(exact, key=len, reverse=True):
         # a function, so a backslash in the word is not read as a group reference
         # a whole word, and not a part of a file name (Tokyo in tokyo.txt)
@@ -92,6 +97,12 @@ def _names(goal: str) -> set[str]:
         for m in _NAME.finditer(goal)
         if m.start() not in starts or not m.group()[1:].islower()
     }
+
+
+def _name_pairs(goal: str, names: set[str]) -> list[tuple[str, str]]:
+    """Two words the goal writes side by side, one of them a name: "ACME corp"."""
+    pairs = re.finditer(r"(?=\b(\w+) (\w+)\b)", goal)
+    return [(m[1], m[2]) for m in pairs if m[1] in names or m[2] in names]
 
 
 def _numbers_as_in(goal: str) -> Callable[[re.Match[str]], str]:
