@@ -16,7 +16,7 @@ from autonoma.llm import Model
 from autonoma.runtime.budget import BudgetSpent
 from autonoma.sim.memory import TownMemory
 from autonoma.sim.paths import path_between
-from autonoma.sim.perceive import VISION, Event, perceive, town_events
+from autonoma.sim.perceive import VISION, Event, by_arena, perceive, town_events
 from autonoma.sim.persona import Persona
 from autonoma.sim.plan import (
     choose_place,
@@ -40,6 +40,7 @@ class Town:
         self.memory = memory
         self.spent = spent
         self._walks: dict[str, tuple[str, list[Tile]]] = {}  # a persona's place and path there
+        self._looked: dict[str, Tile] = {}  # where each persona last looked around
 
     async def begin(self) -> None:
         """Each persona's seed memories, stored once, at the sim's start."""
@@ -49,19 +50,24 @@ class Town:
     async def step(self) -> None:
         """Take the sim from its step n to n + 1: think at step n's game time, then move."""
         now = self.sim.clock.at(self.sim.step)
-        events = town_events(self.sim.world, self.sim.personas)
+        events = by_arena(self.sim.world, town_events(self.sim.world, self.sim.personas))
         await asyncio.gather(*(self._think(p, now, events) for p in self.sim.personas))
         for persona in self.sim.personas:  # in turn, so two never step onto one tile
             self.walk(persona)
         self.sim.step += 1
 
-    async def _think(self, persona: Persona, now: datetime, events: list[Event]) -> None:
+    async def _think(
+        self, persona: Persona, now: datetime, events: dict[tuple[str, str], list[Event]]
+    ) -> None:
         world = self.sim.world
         awake = not _asleep(persona)
         if awake:
-            persona.spatial.see(world, persona.tile, VISION)
-            latest = self.memory.latest(persona)
-            seen = perceive(world, persona, events, latest=latest)
+            if self._looked.get(persona.name) != persona.tile:  # nothing new from where it was
+                persona.spatial.see(world, persona.tile, VISION)
+                self._looked[persona.name] = persona.tile
+            here = world.place_at(persona.tile)
+            near = events.get((here.sector, here.arena), [])
+            seen = perceive(world, persona, near, latest=self.memory.latest(persona))
             if seen:
                 await self.memory.observe(persona, seen, now, self.spent)
         await self._plan(persona, now)

@@ -6,6 +6,7 @@ it)."""
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
@@ -47,6 +48,7 @@ class TownMemory:
         self.stream = stream
         self.raters = raters
         self._rated: dict[tuple[str, str], int] = {}  # (persona, text): importance given
+        self._latest: dict[str, deque[str]] = {}  # a persona's newest observations, kept
 
     async def seed(self, persona: Persona, when: datetime, spent: BudgetSpent) -> None:
         """The persona's seed memories, as its own thoughts at the start (once)."""
@@ -58,15 +60,22 @@ class TownMemory:
     def latest(self, persona: Persona, n: int = RETENTION) -> list[str]:
         """The texts of the persona's n newest observations (perceive skips events among
         them)."""
-        records = self.stream.latest(persona.name, n, kinds=["observation"])
-        return [r.text for r in records]
+        kept = self._latest.get(persona.name)
+        if kept is None or kept.maxlen != n:  # read once; kept up to date by observe
+            records = self.stream.latest(persona.name, n, kinds=["observation"])
+            kept = self._latest[persona.name] = deque((r.text for r in records), maxlen=n)
+        return list(kept)
 
     async def observe(
         self, persona: Persona, events: Sequence[Event], when: datetime, spent: BudgetSpent
     ) -> list[MemoryRecord]:
         """Store what the persona perceived, each rated for importance."""
         texts = [e.description for e in events]
-        return await self._store(persona, texts, "observation", when, spent)
+        stored = await self._store(persona, texts, "observation", when, spent)
+        kept = self._latest.get(persona.name)
+        if kept is not None:
+            kept.extend(texts)
+        return stored
 
     async def think(
         self, persona: Persona, text: str, when: datetime, spent: BudgetSpent

@@ -34,11 +34,20 @@ def town_events(world: World, personas: Sequence[Persona]) -> list[Event]:
     state where the object is."""
     events = [Event(p.name, "is", p.action, f"{p.name} is {p.action}", p.tile) for p in personas]
     for address, state in world.states.items():
-        tiles = world.tiles_of(address)
-        if tiles:
+        tile = world.object_tile(address)
+        if tile is not None:
             name = address.rsplit(SEPARATOR, 1)[-1]
-            events.append(Event(address, "is", state, f"{name} is {state}", tiles[0]))
+            events.append(Event(address, "is", state, f"{name} is {state}", tile))
     return events
+
+
+def by_arena(world: World, events: Sequence[Event]) -> dict[tuple[str, str], list[Event]]:
+    """The events of each (sector, arena), for perceiving a persona's own arena's only."""
+    grouped: dict[tuple[str, str], list[Event]] = {}
+    for event in events:
+        place = world.place_at(event.tile)
+        grouped.setdefault((place.sector, place.arena), []).append(event)
+    return grouped
 
 
 def perceive(

@@ -44,13 +44,20 @@ class SpatialMemory:
         for y in range(max(0, y0 - radius), min(world.height, y0 + radius + 1)):
             for x in range(max(0, x0 - radius), min(world.width, x0 + radius + 1)):
                 place = world.place_at((x, y))
-                if not place.sector:
+                if not place.sector or self._has(place.sector, place.arena, place.object):
                     continue
-                before = self.knows(place.address)
                 self.learn(place.sector, place.arena, place.object)
-                if not before:
-                    seen.append(place.address)
+                seen.append(place.address)
         return seen
+
+    def _has(self, sector: str, arena: str, thing: str) -> bool:
+        arenas = self.known.get(sector)
+        if arenas is None:
+            return False
+        if not arena:
+            return True
+        objects = arenas.get(arena)
+        return objects is not None and (not thing or thing in objects)
 
     def knows(self, address: str) -> bool:
         parts = [p.strip() for p in address.split(":")]

@@ -222,6 +222,7 @@ class World:
         self._tiles: dict[str, list[Tile]] = {}  # an address (lower case) to its tiles
         self._names: dict[str, str] = {}  # an address in lower case to as it is written
         self.states: dict[str, str] = {}  # an object's address to its state
+        self._object_tiles: dict[str, Tile | None] = {}  # found once each
         for sector in spec.sectors:
             if sector.walls:
                 self.blocked |= sector.area.border() - set(sector.doors)
@@ -295,6 +296,13 @@ class World:
     def tiles_of(self, address: str) -> list[Tile]:
         """The walkable tiles of a sector, arena or object."""
         return [t for t in self._tiles[self.resolve(address).lower()] if t not in self.blocked]
+
+    def object_tile(self, address: str) -> Tile | None:
+        """Where an object (by its address as the world writes it) stands, if walkable."""
+        if address not in self._object_tiles:
+            tiles = self.tiles_of(address)
+            self._object_tiles[address] = tiles[0] if tiles else None
+        return self._object_tiles[address]
 
     def set_state(self, address: str, state: str) -> str:
         """Give an object a new state in words ("stove: burning"); its address back."""
