@@ -83,6 +83,10 @@ async def measure(town_name: str, steps: int, root: Path) -> dict[str, Any]:
         kinds[kind] = kinds.get(kind, 0) + 1
     persona_steps = steps * len(people)
     state_bytes = len(json.dumps(sim.state()))
+    [(stored,)] = store._read(  # what the measured steps stored: the parts that changed
+        "SELECT COALESCE(SUM(LENGTH(data)), 0) FROM parts WHERE sim_id = ? AND step > 1",
+        sim.record.id,
+    )
     stream.close()
     store.close()
     return {
@@ -94,6 +98,7 @@ async def measure(town_name: str, steps: int, root: Path) -> dict[str, Any]:
         "model_calls_by_kind": kinds,
         "model_calls_per_persona_step": round(len(calls) / persona_steps, 4),
         "state_bytes_per_step": state_bytes,
+        "stored_bytes_per_step": round(stored / steps),
     }
 
 
