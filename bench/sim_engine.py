@@ -32,6 +32,7 @@ from autonoma.sim import shipped_personas, shipped_world
 from autonoma.sim.clock import GameClock
 from autonoma.sim.engine import Town
 from autonoma.sim.memory import TownMemory, town_raters
+from autonoma.sim.plan import HOUR_LABELS
 from autonoma.sim.store import SimStore
 from bench.common import machine, write_result
 
@@ -46,9 +47,10 @@ def answers(messages: list[Message], request: CompletionRequest) -> dict[str, An
         return {"place": places[len(messages[0].content) % len(places)]}
     if wanted == "ratings":
         return {"ratings": [3] * schema["properties"]["ratings"]["minItems"]}
+    if wanted == "00:00":  # the hours, each under its label
+        return dict(zip(HOUR_LABELS, HOURS, strict=True))
     return {
         "plan": {"plan": ["wake up at 7:00 am", "breakfast", "work", "dinner", "sleep"]},
-        "hours": {"hours": HOURS},
         "actions": {
             "actions": [
                 {"action": "getting ready", "minutes": 10},

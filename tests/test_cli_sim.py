@@ -12,6 +12,7 @@ import yaml
 from typer.testing import CliRunner
 
 from autonoma.cli import app
+from autonoma.sim.plan import HOUR_LABELS
 from tests.cli_helpers import cli, one_line_error, spec
 from tests.fake_openai import FakeOpenAI
 
@@ -84,10 +85,11 @@ def townsfolk(body: dict[str, Any]) -> dict[str, Any]:
     """An OpenAI-compatible server's answers to the town's requests, by the schema asked."""
     schema = body["response_format"]["json_schema"]["schema"]
     wanted = next(iter(schema["properties"]))
+    if wanted == "00:00":  # the hours, each under its label
+        return {"content": json.dumps(dict(zip(HOUR_LABELS, HOURS, strict=True)))}
     answers: dict[str, Any] = {
         "plan": ["wake up at 7:00 am", "breakfast at 7:00 am", "read at 8:00 am",
                  "dinner at 6:00 pm", "sleep at 10:00 pm"],
-        "hours": HOURS,
         "actions": [{"action": "making toast", "minutes": 10},
                     {"action": "eating toast", "minutes": 10}],
     }  # fmt: skip

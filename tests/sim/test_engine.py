@@ -23,6 +23,7 @@ from autonoma.sim.clock import GameClock
 from autonoma.sim.engine import Town
 from autonoma.sim.memory import TownMemory, town_raters
 from autonoma.sim.persona import shipped_personas
+from autonoma.sim.plan import HOUR_LABELS
 from autonoma.sim.schedule import Action
 from autonoma.sim.store import SimStore
 
@@ -37,8 +38,8 @@ def townsfolk(messages: list[Message], request: CompletionRequest) -> dict[str, 
     if wanted == "plan":
         return {"plan": ["wake up at 7:00 am", "breakfast at 7:00 am", "read at 8:00 am",
                          "dinner at 6:00 pm", "sleep at 10:00 pm"]}  # fmt: skip
-    if wanted == "hours":
-        return {"hours": HOURS}
+    if wanted == "00:00":  # the hours, each under its label
+        return dict(zip(HOUR_LABELS, HOURS, strict=True))
     if wanted == "actions":
         return {"actions": [{"action": "making toast", "minutes": 10},
                             {"action": "eating toast", "minutes": 10}]}  # fmt: skip
@@ -51,7 +52,8 @@ def townsfolk(messages: list[Message], request: CompletionRequest) -> dict[str, 
 
 
 def asked(model: ScriptedModel) -> Counter[str]:
-    return Counter(next(iter((r.schema or {}).get("properties", {"?": 0}))) for r in model.requests)
+    firsts = (next(iter((r.schema or {}).get("properties", {"?": 0}))) for r in model.requests)
+    return Counter("hours" if first == "00:00" else first for first in firsts)
 
 
 def open_town(tmp_path: Path, start: datetime) -> tuple[Town, ScriptedModel, SimStore]:

@@ -12,6 +12,7 @@ from autonoma.runtime.budget import BudgetSpent
 from autonoma.sim import shipped_world
 from autonoma.sim.persona import Persona, shipped_personas
 from autonoma.sim.plan import (
+    HOUR_LABELS,
     PlanFailed,
     choose_place,
     decompose,
@@ -46,8 +47,10 @@ async def test_the_day_is_planned_in_broad_items_and_a_short_plan_is_asked_again
 async def test_the_hours_become_blocks_and_an_answer_never_usable_is_one_error() -> None:
     hours = ["sleeping"] * 6 + ["morning routine"] + ["working at the cafe"] * 5
     hours += ["Working at the cafe."] + ["reading in the park"] * 2 + ["sleeping"] * 9
-    model = ScriptedModel([{"hours": hours}])
+    model = ScriptedModel([dict(zip(HOUR_LABELS, hours, strict=True))])
     blocks = await schedule_hours(model, isabella(), ["work"], DAY, BudgetSpent())
+    labels = model.requests[0].schema["properties"]  # type: ignore[index]
+    assert list(labels) == list(HOUR_LABELS)  # each hour's label written before its activity
     assert blocks == [
         Block(0, 360, "sleeping"),
         Block(360, 60, "morning routine"),
@@ -55,7 +58,8 @@ async def test_the_hours_become_blocks_and_an_answer_never_usable_is_one_error()
         Block(780, 120, "reading in the park"),
         Block(900, 540, "sleeping"),
     ]
-    broken = ScriptedModel(lambda messages, request: {"hours": ["sleeping"] * 23})  # one short
+    short = dict.fromkeys(HOUR_LABELS[:23], "sleeping")  # 23:00 left out, every time
+    broken = ScriptedModel(lambda messages, request: short)
     with pytest.raises(PlanFailed, match="Isabella Rodriguez's plan: the model's answer"):
         await schedule_hours(broken, isabella(), ["work"], DAY, BudgetSpent())
 

@@ -21,6 +21,7 @@ from autonoma.sim.world import SEPARATOR, World, WorldFileError
 from autonoma.templating import render
 
 DAY_MINUTES = 24 * 60
+HOUR_LABELS = tuple(f"{hour:02d}:00" for hour in range(24))
 
 
 class PlanFailed(ModelError):
@@ -61,9 +62,17 @@ async def schedule_hours(
         today=f"{day:%A %B} {day.day}",
         plan=plan,
     )
-    schema = _object("hours", _texts(24, 24, 80))
-    data = await _asked(model, prompt, spent, schema, max_tokens=700, who=persona.name)
-    return merge_hours([" ".join(h.split()).rstrip(".") for h in data["hours"]])
+    # an hour's label is written before its activity: the small model sees which hour it is
+    # filling (asked for a list of 24, the 1.5B model slept until 18:00)
+    hour = {"type": "string", "minLength": 2, "maxLength": 80}
+    schema = {
+        "type": "object",
+        "properties": {label: hour for label in HOUR_LABELS},
+        "required": list(HOUR_LABELS),
+        "additionalProperties": False,
+    }
+    data = await _asked(model, prompt, spent, schema, max_tokens=900, who=persona.name)
+    return merge_hours([" ".join(data[label].split()).rstrip(".") for label in HOUR_LABELS])
 
 
 def merge_hours(hours: list[str]) -> list[Block]:
