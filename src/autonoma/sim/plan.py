@@ -28,6 +28,18 @@ class PlanFailed(ModelError):
     """The model's answer could not be used for a persona's plan, even after re-asking."""
 
 
+def persona_prompt(template: str, persona: Persona, day: datetime, **values: Any) -> str:
+    """A prompt of the town's (sim/prompts/) about one persona: who it is, on what day."""
+    return render(
+        "autonoma.sim",
+        template,
+        identity=persona.spec.identity(),
+        who=persona.name,
+        today=f"{day:%A %B} {day.day}",
+        **values,
+    )
+
+
 def clock_time(minutes: int) -> str:
     return f"{minutes // 60:02d}:{minutes % 60:02d}"
 
@@ -36,14 +48,7 @@ async def plan_day(
     model: Model, persona: Persona, day: datetime, yesterday: str, spent: BudgetSpent
 ) -> list[str]:
     """The day in 5 to 8 broad items, each with the time it begins."""
-    prompt = render(
-        "autonoma.sim",
-        "day_plan.j2",
-        identity=persona.spec.identity(),
-        who=persona.name,
-        today=f"{day:%A %B} {day.day}",
-        yesterday=yesterday,
-    )
+    prompt = persona_prompt("day_plan.j2", persona, day, yesterday=yesterday)
     schema = _object("plan", _texts(5, 8, 120))
     data = await _asked(model, prompt, spent, schema, max_tokens=400, who=persona.name)
     return [" ".join(item.split()) for item in data["plan"]]
@@ -54,14 +59,7 @@ async def schedule_hours(
 ) -> list[Block]:
     """An activity for each hour of the day, hours of one activity running on merged into one
     block."""
-    prompt = render(
-        "autonoma.sim",
-        "hourly_schedule.j2",
-        identity=persona.spec.identity(),
-        who=persona.name,
-        today=f"{day:%A %B} {day.day}",
-        plan=plan,
-    )
+    prompt = persona_prompt("hourly_schedule.j2", persona, day, plan=plan)
     # an hour's label is written before its activity: the small model sees which hour it is
     # filling (asked for a list of 24, the 1.5B model slept until 18:00)
     hour = {"type": "string", "minLength": 2, "maxLength": 80}
@@ -94,12 +92,10 @@ async def decompose(
     scaled to fill the block exactly. Sleep is one action, with no model call."""
     if block.asleep or block.minutes < 10:
         return [Action(block.start, block.minutes, block.activity)]
-    prompt = render(
-        "autonoma.sim",
+    prompt = persona_prompt(
         "decompose.j2",
-        identity=persona.spec.identity(),
-        who=persona.name,
-        today=f"{day:%A %B} {day.day}",
+        persona,
+        day,
         start=clock_time(block.start),
         end=clock_time(block.end),
         minutes=block.minutes,
