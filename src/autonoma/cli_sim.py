@@ -12,6 +12,7 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -175,7 +176,19 @@ def sim_set(
     )
 
 
-MODEL_HELP = "the model every persona thinks with (default: the embedded default model)"
+# the options every command that thinks with the model takes
+ModelOption = Annotated[
+    str,
+    typer.Option(
+        "--model",
+        "-m",
+        envvar="AUTONOMA_MODEL",
+        help="the model every persona thinks with (default: the embedded default model)",
+    ),
+]
+EmbedderOption = Annotated[
+    str, typer.Option("--embedder", envvar="AUTONOMA_EMBEDDER", help="auto, minilm or lexical")
+]
 
 
 @sim_app.command("run")
@@ -185,12 +198,8 @@ def sim_run(
     until: str | None = typer.Option(
         None, "--until", help="a game time to run to: 'day 2 08:00' or '2023-02-14 08:00'"
     ),
-    model: str = typer.Option(
-        DEFAULT_MODEL, "--model", "-m", envvar="AUTONOMA_MODEL", help=MODEL_HELP
-    ),
-    embedder: str = typer.Option(
-        "auto", "--embedder", envvar="AUTONOMA_EMBEDDER", help="auto, minilm or lexical"
-    ),
+    model: ModelOption = DEFAULT_MODEL,
+    embedder: EmbedderOption = "auto",
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
 ) -> None:
     """Run a sim for --steps N or --until a game time, storing every step."""
@@ -209,12 +218,8 @@ def sim_run(
 @sim_app.command("resume")
 def sim_resume(
     sim: str = typer.Argument(..., help="the sim's name or id"),
-    model: str = typer.Option(
-        DEFAULT_MODEL, "--model", "-m", envvar="AUTONOMA_MODEL", help=MODEL_HELP
-    ),
-    embedder: str = typer.Option(
-        "auto", "--embedder", envvar="AUTONOMA_EMBEDDER", help="auto, minilm or lexical"
-    ),
+    model: ModelOption = DEFAULT_MODEL,
+    embedder: EmbedderOption = "auto",
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
 ) -> None:
     """Go on with a sim that was stopped or killed, to the step its last run was to reach."""
@@ -259,12 +264,8 @@ def sim_interview(
     sim: str = typer.Argument(..., help="the sim's name or id"),
     persona: str = typer.Argument(..., help="whom to ask, e.g. 'Isabella Rodriguez'"),
     question: str = typer.Argument(..., help="the question, e.g. 'Who is John Lin?'"),
-    model: str = typer.Option(
-        DEFAULT_MODEL, "--model", "-m", envvar="AUTONOMA_MODEL", help=MODEL_HELP
-    ),
-    embedder: str = typer.Option(
-        "auto", "--embedder", envvar="AUTONOMA_EMBEDDER", help="auto, minilm or lexical"
-    ),
+    model: ModelOption = DEFAULT_MODEL,
+    embedder: EmbedderOption = "auto",
     as_json: bool = typer.Option(False, "--json", help="print JSON"),
 ) -> None:
     """Ask a persona a question; answered in character from its memories, the clock still."""
@@ -298,12 +299,8 @@ def sim_whisper(
     statement: str = typer.Argument(
         ..., help="a thought in the persona's head, e.g. 'You are going to run for mayor'"
     ),
-    model: str = typer.Option(
-        DEFAULT_MODEL, "--model", "-m", envvar="AUTONOMA_MODEL", help=MODEL_HELP
-    ),
-    embedder: str = typer.Option(
-        "auto", "--embedder", envvar="AUTONOMA_EMBEDDER", help="auto, minilm or lexical"
-    ),
+    model: ModelOption = DEFAULT_MODEL,
+    embedder: EmbedderOption = "auto",
 ) -> None:
     """The paper's inner voice: a statement stored as the persona's own thought."""
     store = SimStore.open_default()
