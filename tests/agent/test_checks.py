@@ -444,6 +444,11 @@ async def test_a_failure_is_named_by_its_error_when_the_message_spans_lines(
     long = Check(what="long", code="assert False, 'x' * 1000")
     said = (await runner.run(long)).output
     assert said.startswith("AssertionError: xxx") and said.endswith("… (line 1 of the check)")
+    (workspace.root / "pal.py").write_text("def is_palindrome(t):\n    t = t\n        return t\n")
+    imports = Check(what="pal", code="from pal import is_palindrome\nassert is_palindrome('ab')")
+    said = (await runner.run(imports)).output  # the work's file is broken, not the check
+    assert said.startswith("IndentationError: unexpected indent")
+    assert said.endswith("(in pal.py, line 3, reached from line 1 of the check)")
     model = ScriptedModel([{"checks": [check.model_dump()]}])
     (workspace.root / "sorted.txt").unlink()
     (workspace.root / "sorted.txt").write_text("bob\n")

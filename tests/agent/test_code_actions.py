@@ -320,3 +320,24 @@ async def test_a_name_from_an_earlier_program_is_explained(tmp_path: Path) -> No
         "starts afresh, keeping no names from earlier programs"
         in model.requests[0].messages[0].content
     )
+
+
+async def test_a_function_defined_but_never_written_to_a_file_is_pointed_out(
+    tmp_path: Path,
+) -> None:
+    """Three of five function goals of the everyday suite ended so: the 1.5B model defined the
+    function in its program, printed a call of it, and never wrote the module the goal names.
+    A program that wrote a file used its functions as helpers: no note."""
+    defined = "def slugify(title):\n    return title.lower()\nprint(slugify('A B'))"
+    helper = "def shout(s):\n    return s.upper()\nprint(write_file('out.txt', shout('hi')))"
+    saved = "print(write_file('slug.py', 'def slugify(t):\\n    return t.lower()\\n'))"
+    steps, _, _, _, _ = await start(
+        tmp_path,
+        [program(defined), program(helper), program(saved), program("task_complete('done')")],
+        checks=False,
+    )
+    said = [s.observation or "" for s in steps]
+    assert "note: slugify was defined in this program only" in said[0]
+    assert "write_file('module.py', source)" in said[0]
+    assert "defined in this program only" not in said[1]
+    assert "defined in this program only" not in said[2]

@@ -49,12 +49,27 @@ def reads_no_result(check: Check, texts: Sequence[str], workspace: Workspace) ->
     and after it alike. The 1.5B writer checked poem.txt's text against a line count, and a
     title's length in haiku.txt, not title.txt."""
     made = [d.name for d in deliverables(workspace, [*texts, check.what]) if d.lines is None]
-    if not made or any(mentions(check.code, name) for name in made):
+    if not made or any(mentions(check.code, name) for name in made) or _absence(check.code):
         return ""
     return (
         f"reads none of the files the work must make ({', '.join(made)}), only what is there "
         "before it, so it can never pass: check what the work leaves in them"
     )
+
+
+def _absence(code: str) -> bool:
+    """Whether the program asserts that a path is gone (`assert not os.path.exists(...)`):
+    the result of a removal or a move, which no file the work makes holds."""
+    for node in ast.walk(ast.parse(code)):
+        test = node.test if isinstance(node, ast.Assert) else None
+        if (
+            isinstance(test, ast.UnaryOp)
+            and isinstance(test.op, ast.Not)
+            and isinstance(test.operand, ast.Call)
+            and getattr(test.operand.func, "attr", "") in ("exists", "isfile", "isdir")
+        ):
+            return True
+    return False
 
 
 def foreign_files(check: Check, texts: Sequence[str], workspace: Workspace) -> str:

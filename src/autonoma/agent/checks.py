@@ -27,6 +27,7 @@ from pydantic import BaseModel, Field
 
 from autonoma.agent import check_guards as guard
 from autonoma.agent import check_harness
+from autonoma.agent.check_forms import Form, FormError
 from autonoma.agent.completion import deliverables, named_files
 from autonoma.agent.found import file_heads
 from autonoma.agent.pysource import mend_json_slips
@@ -77,7 +78,21 @@ def task_check(task: str) -> Check:
 
 
 class _Written(BaseModel):
-    checks: list[Check] = Field(min_length=1, max_length=6)
+    checks: list[Form] = Field(min_length=1, max_length=6)
+
+
+def made_checks(forms: Sequence[Form], goals: int) -> tuple[list[Check], list[str]]:
+    """The written forms made into checks, and why each that could not be was sent back."""
+    checks, problems = [], []
+    for form in forms:
+        try:
+            code = form.program()
+        except FormError as error:
+            problems.append(f"the check {form.what!r} {error}")
+            continue
+        kind: CheckKind = "judged" if form.kind == "judged" else "code"
+        checks.append(Check(goal=min(form.goal, goals), what=form.what, kind=kind, code=code))
+    return checks, problems
 
 
 class _Judgement(BaseModel):
@@ -277,10 +292,19 @@ def _tail(stderr: str, limit: int = 400) -> str:
     if len(error) > limit:
         error = error[: limit - 1] + "…"
     at = [m.group(1) for m in map(_CHECK_LINE.search, lines) if m]
-    return f"{error} (line {at[-1]} of the check)" if at else error
+    where = f"line {at[-1]} of the check" if at else ""
+    frames = [m.groups() for m in map(_FRAME.search, lines) if m]
+    if frames and frames[-1][0] != "check.py" and not _LIBRARY.search(frames[-1][0]):
+        # the error is in a file the work made (a module the check imports): name it, or the
+        # model reads "SyntaxError (line 2 of the check)" as the check's fault
+        path, line = frames[-1]
+        where = f"in {Path(path).name}, line {line}" + (f", reached from {where}" if at else "")
+    return f"{error} ({where})" if where else error
 
 
 _CHECK_LINE = re.compile(r'File "check\.py", line (\d+)')
+_FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+)')
+_LIBRARY = re.compile(r"^<|/lib/python|site-packages|/usr/lib/")
 # a traceback's last part: the exception's name at the line's start ("json.JSONDecodeError: …")
 _RAISED = re.compile(r"(?:\w+\.)*(\w+(?:Error|Exception|Exit|Interrupt))\b")
 
@@ -347,8 +371,9 @@ class CheckWriter:
                 break  # the model layer re-asked already; more would cost without helping
             written.usage = written.usage + response.usage
             written.cost_usd += response.cost_usd
-            checks = response.data.checks
+            checks, unmade = made_checks(response.data.checks, len(goals))
             kept, problems = await self._sift(checks, task, goals, workspace, spent, coded)
+            problems = unmade + problems
             coded |= {guard.plain(c.what) for c in checks if c.kind == "code"}
             written.discarded += problems
             if len(kept) > len(best) or (kept and not problems):

@@ -149,9 +149,9 @@ def _opens_to_write(node: ast.AST) -> bool:
     return True
 
 
-def report(result: ProgramResult, limit: int) -> str:
+def report(result: ProgramResult, limit: int, code: str = "") -> str:
     """What the model reads after its program: the exit, what it printed, the error's end,
-    and the tool calls it made."""
+    the tool calls it made, and a note when the functions it defined were kept nowhere."""
     box = result.sandbox
     lines = [f"exit code {box.exit_code}" + (f"; {box.stopped}" if box.stopped else "")]
     printed = box.stdout.rstrip()
@@ -170,8 +170,30 @@ def report(result: ProgramResult, limit: int) -> str:
                  for c in result.calls[:CALL_LINES]]  # fmt: skip
         more = len(result.calls) - CALL_LINES
         lines.append("tool calls: " + "; ".join(shown) + (f"; and {more} more" if more > 0 else ""))
+    unsaved = defined_only_here(code, result)
+    if unsaved:  # in the everyday suite, 3 of 5 function goals ended so: defined, never saved
+        lines.append(
+            f"note: {unsaved} was defined in this program only, and is gone now that it has "
+            "ended: no file holds it. To keep a function in a .py file, write its source "
+            "there, e.g. write_file('module.py', source) with the whole definition as text."
+        )
     text = "\n".join(lines)
     return text if len(text) <= limit else text[:limit] + "\n[cut]"
+
+
+def defined_only_here(code: str, result: ProgramResult) -> str:
+    """The first function a program defines at its top level when it wrote no file at all
+    (one that wrote a file used its functions as helpers): the 1.5B model defined slugify in
+    its program, printed a call of it and claimed slug.py done."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return ""
+    defined = [n.name for n in tree.body if isinstance(n, ast.FunctionDef)]
+    if not defined:
+        return ""
+    wrote = any(c.name in ("write_file", "append_file") and c.result.ok for c in result.calls)
+    return "" if wrote else defined[0]
 
 
 def _call_line(name: str, arguments: dict[str, Any], ok: bool, output: str) -> str:

@@ -94,7 +94,7 @@ async def program(
         )
     except SandboxError as error:
         return ToolResult(False, f"error: the program could not start: {error}"), False
-    output = report(ran, loop.config.max_observation_chars)
+    output = report(ran, loop.config.max_observation_chars, code)
     ok = ran.sandbox.ok
     if flags["claimed"] and not ok:
         output += "\n(task_complete was called, but the program then failed: not checked)"

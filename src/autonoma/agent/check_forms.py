@@ -1,0 +1,211 @@
+"""The forms an acceptance check is written in, each made into the Python program that runs.
+
+Asked for whole programs, the 1.5B writer left 10 of 36 everyday goals without a usable code
+check and wrote wrong ones for others (docs/benchmarks.md): a program that read only the
+inputs, asserted nothing, counted characters for words, or compared a file's text with a list
+of its lines. Most checks are one of a few shapes: a file the work makes holds these lines,
+words, this number, this text or this JSON; a function returns these values; a file is gone.
+In those forms the writer fills in only the file, the shape and a Python expression of the
+expected value (or the calls and their results), and the program around them, which reads the
+right file and compares like with like, is built here. A free program (`code`) and a judged
+criterion stay for the rest.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, Field
+
+Holds = Literal["lines", "words", "number", "text", "json"]
+
+# what an `expected` expression may use without importing it
+PRELUDE = "import csv, json, math, os, re, statistics\n"
+
+
+class FormError(ValueError):
+    """A form that cannot be made into a program; the message is written for the writer."""
+
+
+class _Form(BaseModel):
+    goal: int = Field(0, ge=0, description="the goal it checks, 1-based; 0 for the whole task")
+    what: str = Field(min_length=1, max_length=200, description="what it checks, in one line")
+
+
+class FileForm(_Form):
+    """A file the work leaves holds the expected lines, words, number, text or JSON."""
+
+    kind: Literal["file"]
+    file: str = Field(min_length=1, max_length=200, description="the file the work leaves")
+    holds: Holds = Field(description="how its content is compared with the expected value")
+    expected: str = Field(
+        min_length=1,
+        max_length=600,
+        description="a Python expression of the expected value, computed from the input files",
+    )
+
+    def program(self) -> str:
+        expected = _expression(self.expected, "expected")
+        name = repr(self.file)
+        body = _COMPARE[self.holds].format(file=name, expected=expected, label=_braced(self.file))
+        return PRELUDE + body
+
+
+class Call(BaseModel):
+    args: str = Field(max_length=300, description="the call's arguments, as Python: 'a', 2")
+    returns: str = Field(min_length=1, max_length=300, description="the value it must return")
+
+
+class FunctionForm(_Form):
+    """A function in a module the work writes returns the given values."""
+
+    kind: Literal["function"]
+    module: str = Field(min_length=1, max_length=200, description="the .py file it is in")
+    function: str = Field(min_length=1, max_length=100)
+    calls: list[Call] = Field(min_length=1, max_length=6)
+
+    def program(self) -> str:
+        module = self.module.strip().removesuffix(".py").replace("/", ".")
+        if not all(part.isidentifier() for part in module.split(".")):
+            raise FormError(f"has module {self.module!r}, which is not a Python file's name")
+        function = self.function.strip().split("(")[0]
+        if not function.isidentifier():
+            raise FormError(f"has function {self.function!r}, which is not a Python name")
+        lines = [f"from {module} import {function}", _SAME]
+        for call in self.calls:
+            args = call.args.strip()
+            try:
+                ast.parse(f"f({args})", mode="eval")
+            except SyntaxError:
+                raise FormError(f"has the arguments {args!r}, which are not Python") from None
+            returns = _expression(call.returns, "returns")
+            shown = _braced(f"{function}({args})")
+            lines += [
+                f"got, expected = {function}({args}), {returns}",
+                f"assert same(got, expected), f'{shown} returned {{got!r}}, expected "
+                "{expected!r}'",
+            ]
+        return "\n".join(lines)
+
+
+class GoneForm(_Form):
+    """A file or folder the work must remove (or move away) is gone."""
+
+    kind: Literal["gone"]
+    file: str = Field(min_length=1, max_length=200)
+
+    def program(self) -> str:
+        return (
+            "import os\n"
+            f"assert not os.path.exists({self.file!r}), '{_braced(self.file)} is still there'"
+        )
+
+
+class CodeForm(_Form):
+    """Anything else a program can decide: a whole Python program that asserts it."""
+
+    kind: Literal["code"]
+    code: str = Field(min_length=1, max_length=2000)
+
+    def program(self) -> str:
+        return self.code
+
+
+class JudgedForm(_Form):
+    """What no program can decide (whether a text is polite): the criterion, judged."""
+
+    kind: Literal["judged"]
+
+    def program(self) -> str:
+        return ""
+
+
+Form = Annotated[
+    FileForm | FunctionForm | GoneForm | CodeForm | JudgedForm, Field(discriminator="kind")
+]
+CODE_FORMS = ("file", "function", "gone", "code")
+
+
+def _expression(text: str, field: str) -> str:
+    source = text.strip()
+    try:
+        ast.parse(source, mode="eval")
+    except SyntaxError as error:
+        raise FormError(
+            f"has {field} {source[:80]!r}, which is not one Python expression ({error.msg}): "
+            "write the value, or the expression that computes it, alone"
+        ) from None
+    return f"({source})"
+
+
+def _braced(text: str) -> str:
+    """Text safe inside the f-string of a message: braces doubled, quotes made plain."""
+    return text.replace("{", "{{").replace("}", "}}").replace("\\", "/").replace("'", '"')
+
+
+_SAME = (
+    "def same(got, expected):\n"
+    "    number = (int, float)\n"
+    "    if isinstance(got, bool) or isinstance(expected, bool):\n"
+    "        return type(got) is type(expected) and got == expected\n"
+    "    if isinstance(got, number) and isinstance(expected, number):\n"
+    "        return abs(got - expected) <= 1e-9 * max(1.0, abs(expected))\n"
+    "    return type(got) is type(expected) and got == expected"
+)
+
+# Each compares like with like: lines with lines (a text expected is split into its lines, a
+# list's items made text), a number read as one, whatever the file's final newline.
+_COMPARE: dict[str, str] = {
+    "lines": (
+        "expected = {expected}\n"
+        "expected = expected.splitlines() if isinstance(expected, str) else list(expected)\n"
+        "expected = [str(item).strip() for item in expected]\n"
+        "got = [line.strip() for line in open({file}, encoding='utf-8').read().splitlines()]\n"
+        "assert got == expected, f'{label} holds the lines {{got}}, expected {{expected}}'"
+    ),
+    "words": (
+        "expected = {expected}\n"
+        "if not isinstance(expected, str):\n"
+        "    expected = ' '.join(str(item) for item in expected)\n"
+        "expected = expected.split()\n"
+        "got = open({file}, encoding='utf-8').read().split()\n"
+        "assert got == expected, f'{label} holds the words {{got}}, expected {{expected}}'"
+    ),
+    "number": (
+        "expected = float({expected})\n"
+        "text = open({file}, encoding='utf-8').read().strip()\n"
+        "try:\n"
+        "    got = float(text)\n"
+        "except ValueError:\n"
+        "    raise AssertionError(f'{label} holds {{text!r}}, not a number alone; expected "
+        "{{expected:g}}') from None\n"
+        "decimals = len(text.partition('.')[2])\n"
+        "close = abs(got - expected) <= 1e-9 * max(1.0, abs(expected))\n"
+        "rounded = decimals >= 2 and round(expected, decimals) == got\n"
+        "assert close or rounded, f'{label} holds {{text}}, expected {{expected:g}}'"
+    ),
+    "text": (
+        "expected = str({expected}).strip()\n"
+        "got = open({file}, encoding='utf-8').read().strip()\n"
+        "assert got == expected, f'{label} holds {{got!r}}, expected {{expected!r}}'"
+    ),
+    "json": (
+        "expected = {expected}\n"
+        "got = json.load(open({file}, encoding='utf-8'))\n"
+        "assert got == expected, f'{label} holds {{got}}, expected {{expected}}'"
+    ),
+}
+
+
+__all__ = [
+    "CODE_FORMS",
+    "Call",
+    "CodeForm",
+    "FileForm",
+    "Form",
+    "FormError",
+    "FunctionForm",
+    "GoneForm",
+    "JudgedForm",
+]

@@ -1,0 +1,179 @@
+"""Checks written as forms (a file holds these lines, words, number, text or JSON; a function
+returns these values; a file is gone): made into programs here, run in the real sandbox,
+failing on the start and on wrong work, passing on right work."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from pydantic import TypeAdapter
+
+from autonoma.agent.check_forms import FileForm, Form, FormError
+from autonoma.agent.checks import Check, CheckRunner, CheckWriter, made_checks
+from autonoma.llm import ScriptedModel
+from autonoma.runtime.budget import BudgetSpent
+from autonoma.tools import Workspace
+from autonoma.tools.sandbox import BubblewrapSandbox
+from autonoma.tools.settings import SandboxSettings
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("bwrap") is None, reason="bubblewrap is not installed (apt-get install bubblewrap)"
+)
+
+
+FORM: TypeAdapter[Form] = TypeAdapter(Form)
+
+
+class Trial:
+    """A workspace with its start kept, where a form's program is run on what the work left."""
+
+    def __init__(self, root: Path, files: dict[str, str]) -> None:
+        self.ws = root / "ws"
+        self.start = root / "start"
+        for base in (self.ws, self.start):
+            for name, text in files.items():
+                (base / name).parent.mkdir(parents=True, exist_ok=True)
+                (base / name).write_text(text)
+        self.sandbox = BubblewrapSandbox(SandboxSettings())
+
+    async def verdict(self, check: Check, **left: str | None) -> tuple[bool, str]:
+        for name, text in left.items():
+            path = self.ws / name.replace("__", ".")
+            if text is None:
+                path.unlink()
+            else:
+                path.write_text(text)
+        result = await CheckRunner(self.sandbox, Workspace(self.ws), self.start).run(check)
+        return result.passed, result.output
+
+
+def made(form: dict[str, object]) -> Check:
+    checks, problems = made_checks([_form(form)], goals=1)
+    assert not problems, problems
+    return checks[0]
+
+
+def _form(form: dict[str, object]) -> Form:
+    return FORM.validate_python({"goal": 1, "what": "w", **form})
+
+
+async def test_lines_compare_line_by_line_whatever_the_expected_values_type(
+    tmp_path: Path,
+) -> None:
+    trial = Trial(tmp_path, {"names.txt": "bob\nAlice\ncarol\n"})
+    check = made({"kind": "file", "file": "sorted.txt", "holds": "lines",
+                  "expected": "sorted(open('names.txt').read().split(), key=str.lower)"})  # fmt: skip
+    passed, said = await trial.verdict(check)
+    assert not passed and "FileNotFoundError" in said
+    passed, said = await trial.verdict(check, sorted__txt="Alice\nbob\ncarol")
+    assert passed
+    passed, said = await trial.verdict(check, sorted__txt="bob\nAlice\ncarol\n")
+    assert not passed and "expected ['Alice', 'bob', 'carol']" in said
+    passed, said = await trial.verdict(check, sorted__txt="Alice bob carol\n")
+    assert not passed  # the words right, the lines not
+    numbers = made({"kind": "file", "file": "n.txt", "holds": "lines", "expected": "range(1, 4)"})
+    assert (await trial.verdict(numbers, n__txt="1\n2\n3\n"))[0]
+    text = made({"kind": "file", "file": "n.txt", "holds": "lines", "expected": "'1\\n2\\n3\\n'"})
+    assert (await trial.verdict(text, n__txt="1\n2\n3"))[0]
+
+
+async def test_a_number_is_read_as_one_and_a_rounded_figure_of_it_passes(tmp_path: Path) -> None:
+    trial = Trial(tmp_path, {"numbers.txt": "1\n2\n2\n"})
+    mean = made({"kind": "file", "file": "mean.txt", "holds": "number",
+                 "expected": "statistics.mean(int(n) for n in open('numbers.txt').read().split())"})  # fmt: skip
+    assert not (await trial.verdict(mean))[0]
+    assert (await trial.verdict(mean, mean__txt="1.6666666666666667\n"))[0]
+    assert (await trial.verdict(mean, mean__txt="1.67\n"))[0]
+    passed, said = await trial.verdict(mean, mean__txt="2\n")
+    assert not passed and "expected 1.66667" in said  # rounded to a whole number: not it
+    passed, said = await trial.verdict(mean, mean__txt="The mean is 1.67\n")
+    assert not passed and "not a number alone" in said
+    total = made({"kind": "file", "file": "t.txt", "holds": "number", "expected": "40"})
+    assert (await trial.verdict(total, t__txt="40.0"))[0]
+    assert not (await trial.verdict(total, t__txt="40.4"))[0]
+
+
+async def test_text_words_and_json_forms(tmp_path: Path) -> None:
+    trial = Trial(tmp_path, {"data.txt": "a\tb\n", "cfg.json": '{"port": 80, "host": "x"}'})
+    tabs = made({"kind": "file", "file": "data.txt", "holds": "text",
+                 "expected": "before('data.txt').replace('\\t', ',')"})  # fmt: skip
+    assert not (await trial.verdict(tabs))[0]
+    assert (await trial.verdict(tabs, data__txt="a,b"))[0]
+    words = made({"kind": "file", "file": "w.txt", "holds": "words", "expected": "['x', 'y']"})
+    assert (await trial.verdict(words, w__txt="x\ny\n"))[0]
+    assert not (await trial.verdict(words, w__txt="['x', 'y']"))[0]
+    port = made({"kind": "file", "file": "cfg.json", "holds": "json",
+                 "expected": "{**json.loads(before('cfg.json')), 'port': 9000}"})  # fmt: skip
+    assert not (await trial.verdict(port))[0]
+    assert not (await trial.verdict(port, cfg__json='{"port": 9000}'))[0]  # host lost
+    assert (await trial.verdict(port, cfg__json='{"host": "x", "port": 9000}'))[0]
+
+
+async def test_a_function_must_return_the_values_as_their_kind(tmp_path: Path) -> None:
+    trial = Trial(tmp_path, {})
+    fizz = made({"kind": "function", "module": "fizz.py", "function": "fizzbuzz",
+                 "calls": [{"args": "3", "returns": "'Fizz'"}, {"args": "7", "returns": "'7'"}]})  # fmt: skip
+    passed, said = await trial.verdict(fizz)
+    assert not passed and "ModuleNotFoundError" in said
+    wrong = "def fizzbuzz(n):\n    return 'Fizz' if n % 3 == 0 else n\n"
+    passed, said = await trial.verdict(fizz, fizz__py=wrong)
+    assert not passed and "fizzbuzz(7) returned 7, expected '7'" in said
+    right = "def fizzbuzz(n):\n    return 'Fizz' if n % 3 == 0 else str(n)\n"
+    assert (await trial.verdict(fizz, fizz__py=right))[0]
+    median = made({"kind": "function", "module": "stats", "function": "median(numbers)",
+                   "calls": [{"args": "[3, 1, 2]", "returns": "2"}]})  # fmt: skip
+    assert (await trial.verdict(median, stats__py="def median(xs):\n    return 2.0\n"))[0]
+    truth = made({"kind": "function", "module": "p.py", "function": "p",
+                  "calls": [{"args": "'a'", "returns": "True"}]})  # fmt: skip
+    assert not (await trial.verdict(truth, p__py="def p(s):\n    return 1\n"))[0]
+
+
+async def test_forms_that_cannot_be_made_are_sent_back_with_the_reason() -> None:
+    forms: list[dict[str, object]] = [
+        {"kind": "file", "file": "a.txt", "holds": "lines", "expected": "x = [1, 2]"},
+        {"kind": "function", "module": "my-mod.py", "function": "f",
+         "calls": [{"args": "1", "returns": "2"}]},
+        {"kind": "function", "module": "m.py", "function": "f",
+         "calls": [{"args": "1,, 2", "returns": "2"}]},
+    ]  # fmt: skip
+    checks, problems = made_checks([_form(f) for f in forms], goals=1)
+    assert checks == []
+    assert "is not one Python expression" in problems[0]
+    assert "not a Python file's name" in problems[1]
+    assert "'1,, 2', which are not Python" in problems[2]
+    with pytest.raises(FormError):
+        FileForm(what="w", kind="file", file="a", holds="text", expected="  ").program()
+
+
+async def test_quotes_and_braces_in_a_name_do_not_break_the_program(tmp_path: Path) -> None:
+    trial = Trial(tmp_path, {})
+    odd = made({"kind": "file", "file": "it's {x}.txt", "holds": "text", "expected": "'ok'"})
+    passed, said = await trial.verdict(odd)
+    assert not passed and "FileNotFoundError" in said
+    (trial.ws / "it's {x}.txt").write_text("no")
+    passed, said = await trial.verdict(odd)
+    assert not passed and "AssertionError" in said and "expected 'ok'" in said
+
+
+async def test_the_writer_keeps_forms_and_a_removal_is_a_result(tmp_path: Path) -> None:
+    """A rename checked as 'final.txt holds the old text' and 'draft.txt is gone': the second
+    reads no file the work makes, and is kept all the same (removal is the result)."""
+    trial = Trial(tmp_path, {"draft.txt": "Moved to Friday.\n"})
+    runner = CheckRunner(trial.sandbox, Workspace(trial.ws), trial.start)
+    answer = {"checks": [
+        {"goal": 1, "what": "final.txt holds draft.txt's text", "kind": "file",
+         "file": "final.txt", "holds": "text", "expected": "before('draft.txt')"},
+        {"goal": 1, "what": "draft.txt is gone", "kind": "gone", "file": "draft.txt"},
+    ]}  # fmt: skip
+    written = await CheckWriter(ScriptedModel([answer]), runner).write(
+        "Rename draft.txt to final.txt", ["Rename draft.txt to final.txt"],
+        Workspace(trial.ws), BudgetSpent(),
+    )  # fmt: skip
+    assert [c.what for c in written.checks] == ["final.txt holds draft.txt's text",
+                                                "draft.txt is gone"]  # fmt: skip
+    assert written.discarded == []
+    (trial.ws / "draft.txt").rename(trial.ws / "final.txt")
+    for check in written.checks:
+        assert (await runner.run(check)).passed
