@@ -177,3 +177,35 @@ async def test_the_writer_keeps_forms_and_a_removal_is_a_result(tmp_path: Path) 
     (trial.ws / "draft.txt").rename(trial.ws / "final.txt")
     for check in written.checks:
         assert (await runner.run(check)).passed
+
+
+async def test_a_value_written_as_plain_words_is_taken_as_that_text(tmp_path: Path) -> None:
+    """The 1.5B writer wrote `Shopping list` and `Cairo` where a Python text was asked for;
+    a line break JSON made of `\\n` inside a literal is written back."""
+    trial = Trial(tmp_path, {"poem.txt": "a\nb\n"})
+    words = made({"kind": "file", "file": "t.txt", "holds": "text", "expected": "Shopping list"})
+    assert (await trial.verdict(words, t__txt="Shopping list\n"))[0]
+    city = made({"kind": "file", "file": "c.txt", "holds": "text", "expected": "Cairo"})
+    assert (await trial.verdict(city, c__txt="Cairo"))[0]
+    lines = made({"kind": "file", "file": "n.txt", "holds": "number",
+                  "expected": "len(open('poem.txt').read().strip().split('\n'))"})  # fmt: skip
+    assert (await trial.verdict(lines, n__txt="2"))[0]
+
+
+async def test_a_check_reading_a_file_no_one_makes_is_sent_back(tmp_path: Path) -> None:
+    """' part3.txt' for part3.txt: it fails before the work, as a check must, but for a file
+    that neither the workspace holds nor the work makes, so it could never pass."""
+    trial = Trial(tmp_path, {"part1.txt": "a\n", "part2.txt": "b\n"})
+    runner = CheckRunner(trial.sandbox, Workspace(trial.ws), trial.start)
+    typo = {"goal": 1, "what": "full.txt joins the parts", "kind": "file", "file": "full.txt",
+            "holds": "text", "expected": "open('part1.txt').read() + open(' part2.txt').read()"}  # fmt: skip
+    right = typo | {"expected": "open('part1.txt').read() + open('part2.txt').read()"}
+    written = await CheckWriter(ScriptedModel([{"checks": [typo]}, {"checks": [right]}]), runner).write(
+        "Join part1.txt and part2.txt into full.txt", ["Write full.txt"],
+        Workspace(trial.ws), BudgetSpent(),
+    )  # fmt: skip
+    assert len(written.checks) == 1 and "' part2.txt'" not in written.checks[0].code
+    assert (
+        "reads ' part2.txt', which is not in the workspace and is not a file the task"
+        in (written.discarded[0])
+    )

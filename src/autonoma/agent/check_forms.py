@@ -14,9 +14,13 @@ criterion stay for the rest.
 from __future__ import annotations
 
 import ast
-from typing import Annotated, Literal
+import builtins
+import re
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Discriminator, Field, Tag
+
+from autonoma.agent.pysource import mend_json_slips
 
 Holds = Literal["lines", "words", "number", "text", "json"]
 
@@ -105,7 +109,7 @@ class GoneForm(_Form):
 class CodeForm(_Form):
     """Anything else a program can decide: a whole Python program that asserts it."""
 
-    kind: Literal["code"]
+    kind: Literal["code"] = "code"
     code: str = Field(min_length=1, max_length=2000)
 
     def program(self) -> str:
@@ -121,22 +125,45 @@ class JudgedForm(_Form):
         return ""
 
 
+def _kind(value: Any) -> str:
+    """A check's form; one without a kind is a program, as checks were before forms."""
+    kind = value.get("kind", "code") if isinstance(value, dict) else getattr(value, "kind", "")
+    return str(kind)
+
+
 Form = Annotated[
-    FileForm | FunctionForm | GoneForm | CodeForm | JudgedForm, Field(discriminator="kind")
+    Annotated[FileForm, Tag("file")]
+    | Annotated[FunctionForm, Tag("function")]
+    | Annotated[GoneForm, Tag("gone")]
+    | Annotated[CodeForm, Tag("code")]
+    | Annotated[JudgedForm, Tag("judged")],
+    Discriminator(_kind),
 ]
 CODE_FORMS = ("file", "function", "gone", "code")
 
 
 def _expression(text: str, field: str) -> str:
-    source = text.strip()
+    """The Python expression of a value, parenthesised: as written, with a line break that
+    cuts a string literal written back as `\\n` (JSON's `\\n` read as a line break), or, when
+    it is plain words and no expression (`Shopping list`), those words as a text."""
+    source = mend_json_slips(text.strip())
     try:
-        ast.parse(source, mode="eval")
+        tree = ast.parse(source, mode="eval")
+        if isinstance(tree.body, ast.Name) and tree.body.id not in _KNOWN_NAMES:
+            return repr(source)  # a word (Cairo), not a name the program has
     except SyntaxError as error:
+        if _PLAIN_WORDS.fullmatch(source):
+            return repr(source)
         raise FormError(
             f"has {field} {source[:80]!r}, which is not one Python expression ({error.msg}): "
             "write the value, or the expression that computes it, alone"
         ) from None
     return f"({source})"
+
+
+_KNOWN_NAMES = {*dir(builtins), "csv", "json", "math", "os", "re", "statistics", "before"}
+# words, numbers and everyday punctuation, but nothing of Python's own syntax
+_PLAIN_WORDS = re.compile(r"[\w ,.;:!?%-]+")
 
 
 def _braced(text: str) -> str:

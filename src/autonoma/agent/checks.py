@@ -309,6 +309,7 @@ _LIBRARY = re.compile(r"^<|/lib/python|site-packages|/usr/lib/")
 _RAISED = re.compile(r"(?:\w+\.)*(\w+(?:Error|Exception|Exit|Interrupt))\b")
 
 
+_NO_FILE = re.compile(r"FileNotFoundError: \[Errno 2\] No such file or directory: '([^']+)'")
 _MISSING_MODULE = re.compile(r"No module named '(\w+)")
 
 
@@ -473,6 +474,14 @@ class CheckWriter:
             )
         if _error_name(result.output) not in MEANINGFUL_FAILURES:
             return f"is broken: before any work it fails with {result.output}"
+        absent = _NO_FILE.search(result.output)
+        if absent and Path(absent.group(1)).name not in self._made(texts, check):
+            # the 1.5B writer read ' part3.txt' for part3.txt: a file no work will make
+            name = absent.group(1)
+            return (
+                f"reads {name!r}, which is not in the workspace and is not a file the task "
+                "makes, so it can never pass: read the files as the workspace names them"
+            )
         missing = _MISSING_MODULE.search(result.output)
         if missing and not re.search(rf"\b{re.escape(missing.group(1))}\b", " ".join(texts)):
             # the 1.5B writer checked an API's figures with `import requests`: not installed
@@ -483,6 +492,12 @@ class CheckWriter:
                 "library"
             )
         return ""
+
+    def _made(self, texts: Sequence[str], check: Check) -> set[str]:
+        """The names of the files the work must make, as the task, goals and check say."""
+        assert self.runner is not None
+        found = deliverables(self.runner.workspace, [*texts, check.what])
+        return {Path(d.name).name for d in found if d.lines is None}
 
     async def _passes_on_junk(
         self, check: Check, texts: Sequence[str], workspace: Workspace
