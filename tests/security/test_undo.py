@@ -121,7 +121,8 @@ def test_show_lists_each_steps_changes_and_undo_puts_them_back(tmp_path: Path, h
         server.responder = scripted(answers)
         run = cli(home, "run", "Write a poem to poem.txt", "--model",
                   f"openai:fake@{server.base_url}", "--continuous", "--no-checks",
-                  "--workspace", str(workspace), "--json", "--no-memory")  # fmt: skip
+                  "--workspace", str(workspace), "--json", "--no-memory",
+                  "--trust-workspace")  # notes.txt is the person's: they may have it changed  # fmt: skip
     assert run.returncode == 0, run.stderr
     run_id = json.loads(run.stdout)["run_id"]
     shown = cli(home, "show", run_id)

@@ -5,11 +5,14 @@ in the sandbox with the tools bridged to it (docs/tools.md)."""
 
 from __future__ import annotations
 
+import posixpath
+from pathlib import PurePosixPath
 from typing import Any
 
 from autonoma.agent.action import Action
 from autonoma.agent.approval import ApprovalRequest, Decision
 from autonoma.agent.code_actions import HELPERS, PROGRAM, functions, named_tools, report
+from autonoma.agent.completion import named_files
 from autonoma.agent.loop_context import in_programs
 from autonoma.agent.loop_services import LoopServices
 from autonoma.agent.run_state import RunState
@@ -31,13 +34,46 @@ async def act(
     if tool is None:  # only possible with an unconstrained backend that slipped
         return ToolResult(False, f"error: there is no command {action.command!r}"), False
     reason = untrusted_reason(loop, state)
-    if tool.risk is not Risk.READ and needs_person(loop, reason, [tool]):
+    guarded = unattended_after_outside(loop, reason)
+    theirs = persons_file(loop, state, tool, action.arguments) if guarded else ""
+    if theirs:
+        reason = f"{reason}, and {theirs} {THEIRS}"
+    if tool.risk is not Risk.READ and (needs_person(loop, reason, [tool]) or theirs):
         decision = await approve(loop, state, n, action, tool.risk, reason)
         if decision.kind == "no":
             return ToolResult(False, f"the person refused to run {action.command}"), True
         if decision.kind == "feedback":
             return ToolResult(False, refused(action.command, decision)), True
+    state.context.code_writes = not guarded
     return await tool.run(state.context, action.arguments), False
+
+
+THEIRS = "is a file of the person's (the run did not write it and the goal does not name it)"
+
+
+def unattended_after_outside(loop: LoopServices, reason: str) -> bool:
+    """Whether outside content is in a continuous run's context: then the person's files that
+    the goal does not name are not changed without them, and code sees the workspace
+    read-only (a file's injected order to delete secrets.txt ran, undoable, in 3 of 5
+    sources of the injection benchmark)."""
+    return bool(reason) and loop.config.continuous
+
+
+def persons_file(loop: LoopServices, state: RunState, tool: Tool, arguments: dict[str, Any]) -> str:
+    """The file a change by a file tool would touch when it is the person's: the workspace
+    holds it, the run did not write it, and the person's goal does not name it ("" if not).
+    A goal given by outside content (a sub-agent's or a planned task's after outside content)
+    names nothing: its words may be the injection's."""
+    path = arguments.get("path")
+    own = state.context.own
+    if not (tool.risk is Risk.WRITE and tool.undoable) or not isinstance(path, str) or own is None:
+        return ""
+    if own.absent_or_own(path):
+        return ""
+    words = [] if loop.config.outside_at_start else [state.run.goal]
+    named = {PurePosixPath(name).name for name in named_files(words)}
+    clean = posixpath.normpath(path)
+    return "" if PurePosixPath(clean).name in named else clean
 
 
 async def program(
@@ -63,6 +99,7 @@ async def program(
                 return ToolResult(False, "the person refused to run the program"), True
             if decision.kind == "feedback":
                 return ToolResult(False, refused("the program", decision)), True
+    context.code_writes = False  # a program changes the workspace through the tools alone
     # the program can read every file: any the run did not write makes its output outside
     foreign = context.own.foreign(context.workspace.files()) if context.own else []
     flags = {"claimed": False, "untrusted": bool(foreign)}
@@ -74,6 +111,16 @@ async def program(
         if tool.risk is not Risk.READ:
             if name not in risky:
                 return ToolResult(False, f"refused: call {name} by its name in the program")
+            reason = untrusted_reason(loop, state)
+            theirs = unattended_after_outside(loop, reason) and persons_file(
+                loop, state, tool, arguments
+            )
+            if theirs:
+                return ToolResult(
+                    False,
+                    f"refused: {reason}, and {theirs} {THEIRS}: changing it needs the "
+                    "person, and no one is at a terminal; write results to files of your own",
+                )
             entered = state.outside_from != outside_before
             if entered and needs_person(loop, untrusted_reason(loop, state), [tool]):
                 return ToolResult(

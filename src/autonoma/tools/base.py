@@ -55,6 +55,9 @@ class ToolContext:
     search: SearchProvider | None = None  # web search, when not the settings' own
     spent: BudgetSpent | None = None  # what the run has spent: tools' model calls add to it
     ask_person: AskPerson | None = None  # the person at the terminal, when there is one
+    # whether code the tools run may change the workspace: not after outside content in a
+    # continuous run, when every change goes through the file tools, whose gate sees each
+    code_writes: bool = True
     # what the agent layer's own tools (memory, sub-agents) reach the run through: an
     # agent.services.RunServices, typed there (this layer cannot name it)
     run: object | None = None

@@ -31,8 +31,13 @@ async def execute_python(context: ToolContext, code: Source) -> ToolResult:
         code: the complete Python program
     """
     sandbox = sandbox_of(context)
-    result = await sandbox.run([sandbox.python, "-"], workspace=context.workspace.root, stdin=code)
-    return report(result, no_network(code, sandbox, context))
+    result = await sandbox.run(
+        [sandbox.python, "-"],
+        workspace=context.workspace.root,
+        stdin=code,
+        writable=context.code_writes,
+    )
+    return report(result, no_network(code, sandbox, context) or read_only(result, context))
 
 
 @tool(risk=Risk.EXECUTE, timeout_s=TIMEOUT_S, undoable=True)
@@ -52,9 +57,12 @@ async def execute_python_file(
     sandbox = sandbox_of(context)
     inside = sandbox.path_inside(context.workspace.root, target)
     result = await sandbox.run(
-        [sandbox.python, inside, *(args or [])], workspace=context.workspace.root
+        [sandbox.python, inside, *(args or [])],
+        workspace=context.workspace.root,
+        writable=context.code_writes,
     )
-    return report(result, no_network(_head(context, path), sandbox, context))
+    note = no_network(_head(context, path), sandbox, context) or read_only(result, context)
+    return report(result, note)
 
 
 @tool(risk=Risk.EXECUTE, timeout_s=TIMEOUT_S, undoable=True)
@@ -66,8 +74,12 @@ async def execute_shell(context: ToolContext, command: Source) -> ToolResult:
         command: the command line
     """
     sandbox = sandbox_of(context)
-    result = await sandbox.run([sandbox.shell, "-c", command], workspace=context.workspace.root)
-    return report(result, no_network(command, sandbox, context))
+    result = await sandbox.run(
+        [sandbox.shell, "-c", command],
+        workspace=context.workspace.root,
+        writable=context.code_writes,
+    )
+    return report(result, no_network(command, sandbox, context) or read_only(result, context))
 
 
 def report(result: SandboxResult, note: str = "") -> ToolResult:
@@ -99,6 +111,18 @@ def no_network(source: str, sandbox: Sandbox, context: ToolContext) -> str:
     return f"(code runs with no network, so nothing it runs can fetch a URL{web})"
 
 
+def read_only(result: SandboxResult, context: ToolContext) -> str:
+    """Why code could not write, when it could not: after outside content, code sees the
+    workspace read-only and changes go through the file tools."""
+    if context.code_writes or not _READ_ONLY.search(result.stderr):
+        return ""
+    return (
+        "(outside content is in this run's context, so code sees the workspace read-only: "
+        "write its results with write_file or append_file, where each change is checked)"
+    )
+
+
+_READ_ONLY = re.compile(r"Read-only file system|Errno 30|EROFS", re.IGNORECASE)
 _FETCHES = re.compile(
     r"https?://|\b(curl|wget|urlopen|urllib|requests|httpx|aiohttp|socket)\b", re.IGNORECASE
 )
