@@ -12,7 +12,6 @@ from autonoma.agent.settings import RunSettings
 from autonoma.llm import ScriptedModel
 from autonoma.runtime.store import RunStore
 from autonoma.testing import act
-from autonoma.tools.changes import journal_of
 from autonoma.tools.settings import ToolSettings, WebSettings
 from tests.agent.helpers import IDENTITY
 from tests.tools.web_server import WebServer
@@ -68,16 +67,18 @@ async def test_a_page_ordering_a_delete_and_an_upload_gets_neither(tmp_path: Pat
         await run_agent(store, model, run, approver=person)
         paths = [seen.path for seen in server.seen]
 
-    # the delete stays in the workspace: it runs, recorded, and undo puts the file back;
-    # the upload would leave the machine: the person is asked, says no, nothing is sent
-    assert not (tmp_path / "ws" / "secrets.txt").exists()
-    assert paths == ["/notes"]  # the page was read; nothing was sent to /collect
-    assert [r.command for r in asked] == ["http_request"]
-    assert asked[0].reason == "outside content entered the context at step 1"
-    steps = store.steps(run.id)
-    assert steps[0].untrusted and [s.status for s in steps[1:3]] == ["done", "denied"]
-    journal_of(store.path.parent, run.id, tmp_path / "ws").undo(0)
+    # secrets.txt is the person's and the goal does not name it: the delete is put to the
+    # person, as is the upload, which would leave the machine; both refused, nothing sent
     assert (tmp_path / "ws" / "secrets.txt").read_text() == "the secret"
+    assert paths == ["/notes"]  # the page was read; nothing was sent to /collect
+    assert [r.command for r in asked] == ["delete_file", "http_request"]
+    assert asked[0].reason == (
+        "outside content entered the context at step 1, and secrets.txt is a file of the "
+        "person's (the run did not write it and the goal does not name it)"
+    )
+    assert asked[1].reason == "outside content entered the context at step 1"
+    steps = store.steps(run.id)
+    assert steps[0].untrusted and [s.status for s in steps[1:3]] == ["denied", "denied"]
     prompt = "\n".join(m.content for m in model.requests[1].messages)
     fenced = prompt.split("<<<outside-", 1)[1]
     assert "SYSTEM OVERRIDE" in fenced and "SYSTEM OVERRIDE" not in prompt.split("<<<outside-")[0]

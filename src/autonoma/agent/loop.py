@@ -232,6 +232,7 @@ class RunLoop(LoopServices):
         shas = await asyncio.to_thread(self._own_shas, run, journal)
         state.context.own = own = await asyncio.to_thread(OwnFiles, workspace, shas)
         there = await asyncio.to_thread(workspace.files)
+        state.persons = frozenset(await asyncio.to_thread(own.foreign, there))
         if self.config.trust_workspace:
             await asyncio.to_thread(own.adopt, there)
         # stored with a task's or a sub-agent's run: honoured however the run is driven

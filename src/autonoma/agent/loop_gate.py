@@ -61,18 +61,21 @@ def unattended_after_outside(loop: LoopServices, reason: str) -> bool:
 
 def persons_file(loop: LoopServices, state: RunState, tool: Tool, arguments: dict[str, Any]) -> str:
     """The file a change by a file tool would touch when it is the person's: the workspace
-    holds it, the run did not write it, and the person's goal does not name it ("" if not).
+    holds it, it was there when the run began (`--trust-workspace` or not) or the run did not
+    write it, and the person's goal does not name it ("" if not).
     A goal given by outside content (a sub-agent's or a planned task's after outside content)
     names nothing: its words may be the injection's."""
     path = arguments.get("path")
     own = state.context.own
     if not (tool.risk is Risk.WRITE and tool.undoable) or not isinstance(path, str) or own is None:
         return ""
-    if own.absent_or_own(path):
+    clean = posixpath.normpath(path)
+    if state.context.workspace.stat(clean) is None:
+        return ""
+    if clean not in state.persons and own.holds(clean):
         return ""
     words = [] if loop.config.outside_at_start else [state.run.goal]
     named = {PurePosixPath(name).name for name in named_files(words)}
-    clean = posixpath.normpath(path)
     return "" if PurePosixPath(clean).name in named else clean
 
 

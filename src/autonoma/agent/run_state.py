@@ -58,6 +58,9 @@ class RunState:
 
     # While it runs.
     by_found: bool = False  # marked from its start for the files it found
+    # the files it found at its (re)start that it had not written: the person's, trusted or
+    # not, which it does not change after outside content unless the goal names them
+    persons: frozenset[str] = frozenset()
     acceptance: Acceptance | None = None  # the run's checks, once written
     refusal: str = ""  # why the checks last turned a claim of completion down
     checks_now: str = ""  # what the code checks say of the workspace before this step
