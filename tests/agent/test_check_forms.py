@@ -209,3 +209,24 @@ async def test_a_check_reading_a_file_no_one_makes_is_sent_back(tmp_path: Path) 
         "reads ' part2.txt', which is not in the workspace and is not a file the task"
         in (written.discarded[0])
     )
+
+
+def test_a_value_typed_by_hand_is_sent_back_unless_the_task_states_it() -> None:
+    """The 1.5B writer typed 'cleo' for the best player (scores.txt says ben) and 'Bob' for
+    the bob of names.txt; values the task itself gives ('red', 'green') are the person's."""
+    best = {"kind": "file", "file": "best.txt", "holds": "text", "expected": "'cleo'"}
+    said = ["Write the name of the best player in scores.txt to best.txt"]
+    _, problems = made_checks([_form(best)], 1, said=said, inputs=["scores.txt"])
+    assert "has expected \"'cleo'\", typed by hand, where scores.txt holds the input" in problems[0]
+    assert "compute it from open('scores.txt')" in problems[0]
+    names = best | {"file": "sorted.txt", "holds": "lines", "expected": "['Alice', 'Bob']"}
+    assert made_checks([_form(names)], 1, said=said, inputs=["names.txt"])[1]
+    fixed = {"kind": "file", "file": "readme.txt", "holds": "text", "expected": "Keep it safe"}
+    _, problems = made_checks([_form(fixed)], 1, said=["Fix readme.txt"], inputs=["readme.txt"])
+    assert "compute it from before('readme.txt')" in problems[0]
+    colors = {"kind": "file", "file": "c.txt", "holds": "lines", "expected": "['red', 'green']"}
+    stated = ["Write red and green to c.txt, one a line, then the words of w.txt to w2.txt"]
+    checks, problems = made_checks([_form(colors)], 1, said=stated, inputs=["w.txt"])
+    assert len(checks) == 1 and not problems
+    computed = best | {"expected": "max(csv.DictReader(open('scores.txt')), key=len)"}
+    assert made_checks([_form(computed)], 1, said=said, inputs=["scores.txt"])[0]

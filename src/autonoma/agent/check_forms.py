@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import builtins
 import re
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Discriminator, Field, Tag
@@ -54,6 +55,32 @@ class FileForm(_Form):
         name = repr(self.file)
         body = _COMPARE[self.holds].format(file=name, expected=expected, label=_braced(self.file))
         return PRELUDE + body
+
+
+def typed_by_hand(form: FileForm, texts: Sequence[str], inputs: Sequence[str]) -> str:
+    """Why a file form's expected value, a literal, was typed by hand where the input files
+    hold it (`inputs`: those of the workspace the texts name), or "". The 1.5B writer typed
+    'cleo' for the best score's player (ben), 'Bob' for a name the file holds as bob, and
+    'Shopping list' where the goal wanted it in capitals. A value the task itself states
+    ('red, green and blue') is the person's, and kept."""
+    source = form.expected.strip()
+    try:
+        value = ast.literal_eval(source)
+    except (ValueError, SyntaxError, RecursionError, MemoryError):
+        if not _PLAIN_WORDS.fullmatch(source):
+            return ""  # an expression: it computes what it reads
+        value = source
+    if not inputs:
+        return ""
+    said = set(re.findall(r"\w+", " ".join(texts).lower()))
+    if set(re.findall(r"\w+", str(value).lower())) <= said:
+        return ""
+    source_file = inputs[0]
+    how = f"before({source_file!r})" if source_file == form.file else f"open({source_file!r})"
+    return (
+        f"has expected {source[:60]!r}, typed by hand, where {source_file} holds the input: "
+        f"compute it from {how} with Python, since a value typed by hand is often wrong"
+    )
 
 
 class Call(BaseModel):
@@ -235,4 +262,5 @@ __all__ = [
     "FunctionForm",
     "GoneForm",
     "JudgedForm",
+    "typed_by_hand",
 ]

@@ -27,7 +27,7 @@ from pydantic import BaseModel, Field
 
 from autonoma.agent import check_guards as guard
 from autonoma.agent import check_harness
-from autonoma.agent.check_forms import Form, FormError
+from autonoma.agent.check_forms import FileForm, Form, FormError, typed_by_hand
 from autonoma.agent.completion import deliverables, named_files
 from autonoma.agent.found import file_heads
 from autonoma.agent.pysource import mend_json_slips
@@ -81,12 +81,18 @@ class _Written(BaseModel):
     checks: list[Form] = Field(min_length=1, max_length=6)
 
 
-def made_checks(forms: Sequence[Form], goals: int) -> tuple[list[Check], list[str]]:
-    """The written forms made into checks, and why each that could not be was sent back."""
+def made_checks(
+    forms: Sequence[Form], goals: int, *, said: Sequence[str] = (), inputs: Sequence[str] = ()
+) -> tuple[list[Check], list[str]]:
+    """The written forms made into checks, and why each that could not be was sent back.
+    `said`: the task and goals, whose own values may be typed; `inputs`: the workspace's
+    files they name, from which any other value is to be computed."""
     checks, problems = [], []
     for form in forms:
         try:
             code = form.program()
+            if isinstance(form, FileForm) and (typed := typed_by_hand(form, said, inputs)):
+                raise FormError(typed)
         except FormError as error:
             problems.append(f"the check {form.what!r} {error}")
             continue
@@ -372,7 +378,11 @@ class CheckWriter:
                 break  # the model layer re-asked already; more would cost without helping
             written.usage = written.usage + response.usage
             written.cost_usd += response.cost_usd
-            checks, unmade = made_checks(response.data.checks, len(goals))
+            there = set(workspace.files())
+            inputs = [name for name in named_files([task, *goals]) if name in there]
+            checks, unmade = made_checks(
+                response.data.checks, len(goals), said=[task, *goals], inputs=inputs
+            )
             kept, problems = await self._sift(checks, task, goals, workspace, spent, coded)
             problems = unmade + problems
             coded |= {guard.plain(c.what) for c in checks if c.kind == "code"}
