@@ -505,6 +505,21 @@ async def test_a_code_check_sent_back_cannot_come_back_judged(
     assert written.checks == [SORTED]
     assert "a program can decide it" in written.discarded[1]
     assert "a program can decide it" in model.requests[2].messages[0].content
+    # a form that could not even be made into a program counts as written as code: the time
+    # in Tokyo, sent back as a function form, came back judged and the judge passed a guess
+    what = "tokyo.txt holds the time in Tokyo now"
+    unmade = {"goal": 1, "what": what, "kind": "function", "module": "t.py", "function": "f",
+              "calls": [{"args": "%H:%M", "returns": "'09:00'"}]}  # fmt: skip
+    timed = code(what, "import os\nassert os.path.exists('tokyo.txt'), 'no tokyo.txt'")
+    model = ScriptedModel(
+        [{"checks": [unmade]}, {"checks": [{"goal": 1, "what": what, "kind": "judged"}]},
+         {"checks": [timed]}]
+    )  # fmt: skip
+    written = await CheckWriter(model, runner, judge=Judge(model)).write(
+        "Write the time in Tokyo to tokyo.txt", ["Write tokyo.txt"], workspace, SPENT()
+    )
+    assert "which are not Python" in written.discarded[0]
+    assert "a program can decide it" in written.discarded[1]
 
 
 @needs_bwrap

@@ -385,7 +385,9 @@ class CheckWriter:
             )
             kept, problems = await self._sift(checks, task, goals, workspace, spent, coded)
             problems = unmade + problems
-            coded |= {guard.plain(c.what) for c in checks if c.kind == "code"}
+            # what it wrote as code, made into a program or not: a criterion sent back as a
+            # function form came back judged, and its judge passed a guessed time in Tokyo
+            coded |= {guard.plain(f.what) for f in response.data.checks if f.kind != "judged"}
             written.discarded += problems
             if len(kept) > len(best) or (kept and not problems):
                 best = kept
