@@ -230,3 +230,13 @@ def test_a_value_typed_by_hand_is_sent_back_unless_the_task_states_it() -> None:
     assert len(checks) == 1 and not problems
     computed = best | {"expected": "max(csv.DictReader(open('scores.txt')), key=len)"}
     assert made_checks([_form(computed)], 1, said=said, inputs=["scores.txt"])[0]
+
+
+def test_a_function_form_is_for_a_task_that_asks_for_a_function() -> None:
+    """For "the time in Tokyo" the 1.5B writer wrote a function form of its own making."""
+    clock = {"kind": "function", "module": "clock.py", "function": "now",
+             "calls": [{"args": "", "returns": "'09:00'"}]}  # fmt: skip
+    _, problems = made_checks([_form(clock)], 1, said=["Write the time in Tokyo to tokyo.txt"])
+    assert "the task asks for no Python function in a .py file" in problems[0]
+    asked = ["Write a function now() in clock.py that returns '09:00'"]
+    assert made_checks([_form(clock)], 1, said=asked)[0]

@@ -27,7 +27,7 @@ from pydantic import BaseModel, Field
 
 from autonoma.agent import check_guards as guard
 from autonoma.agent import check_harness
-from autonoma.agent.check_forms import FileForm, Form, FormError, typed_by_hand
+from autonoma.agent.check_forms import FileForm, Form, FormError, FunctionForm, typed_by_hand
 from autonoma.agent.completion import deliverables, named_files
 from autonoma.agent.found import file_heads
 from autonoma.agent.pysource import mend_json_slips
@@ -93,6 +93,12 @@ def made_checks(
             code = form.program()
             if isinstance(form, FileForm) and (typed := typed_by_hand(form, said, inputs)):
                 raise FormError(typed)
+            if isinstance(form, FunctionForm) and said and not _asks_for_a_module(said):
+                # the 1.5B writer's form for "the time in Tokyo", a function of its own
+                raise FormError(
+                    "is a function form, but the task asks for no Python function in a .py "
+                    'file: write it as a "code" check, a whole program that asserts it'
+                )
         except FormError as error:
             problems.append(f"the check {form.what!r} {error}")
             continue
@@ -106,6 +112,10 @@ class _Judgement(BaseModel):
     # order, so the verdict follows from what it wrote rather than leading it
     why: str = Field(max_length=300)
     passed: bool
+
+
+def _asks_for_a_module(said: Sequence[str]) -> bool:
+    return any(name.endswith(".py") for name in named_files(said))
 
 
 @dataclass(frozen=True)
