@@ -117,17 +117,18 @@ async def test_after_outside_content_what_undo_can_put_back_goes_on_recorded(
 
     answers = [
         act("fetch", url="http://example.test/news"),
+        act("write_file", path="draft.txt", text="a first go"),
         act("write_file", path="findings.txt", text="what the page said"),
-        act("delete_file", path="notes.txt"),
+        act("delete_file", path="draft.txt"),  # its own file (the person's: test_persons_files)
         act("task_complete", reason="done"),
     ]
     store, _, run_id, events = await agent_run(
         tmp_path, answers, continuous=True, approver=approver
     )
     ws = tmp_path / "ws"
-    assert (ws / "findings.txt").exists() and not (ws / "notes.txt").exists()
+    assert (ws / "findings.txt").exists() and not (ws / "draft.txt").exists()
     changed = [e.data["changes"] for e in events if e.kind == "workspace_changed"]
-    assert changed == [["findings.txt (created)"], ["notes.txt (removed)"]]
+    assert changed == [["draft.txt (created)"], ["findings.txt (created)"], ["draft.txt (removed)"]]
     journal_of(store.path.parent, run_id, ws).undo(0)
     assert (ws / "notes.txt").read_text() == "keep me" and not (ws / "findings.txt").exists()
 
