@@ -360,6 +360,8 @@ class CheckWriter:
         problems: list[str] = []
         best: list[Check] = []
         coded: set[str] = set()  # what earlier rounds wrote as code
+        there = set(workspace.files())  # the inputs a value is computed from, read once
+        inputs = [name for name in named_files([task, *goals]) if name in there]
         for round_ in range(self.reasks + 1):
             prompt = render(
                 "autonoma.agent",
@@ -388,8 +390,6 @@ class CheckWriter:
                 break  # the model layer re-asked already; more would cost without helping
             written.usage = written.usage + response.usage
             written.cost_usd += response.cost_usd
-            there = set(workspace.files())
-            inputs = [name for name in named_files([task, *goals]) if name in there]
             checks, unmade = made_checks(
                 response.data.checks, len(goals), said=[task, *goals], inputs=inputs
             )
