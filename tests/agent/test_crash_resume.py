@@ -152,11 +152,18 @@ def test_a_run_killed_twice_resumes_and_finishes_without_lost_or_repeated_steps(
     steps = shown["steps"]
     assert [s["n"] for s in steps] == list(range(1, len(steps) + 1))  # none lost
     assert all(s["status"] in ("done", "interrupted") for s in steps)  # none left running
-    done_appends = [s for s in steps if s["command"] == "append_file" and s["status"] == "done"]
-    texts = [s["arguments"]["text"] for s in done_appends]
-    assert len(texts) == len(set(texts))  # no append was run twice
+    appends = [s for s in steps if s["command"] == "append_file"]
+    done = [s["arguments"]["text"] for s in appends if s["status"] == "done"]
+    cut = [s["arguments"]["text"] for s in appends if s["status"] == "interrupted"]
+    assert len(done) == len(set(done))  # no append was run twice
+    # A kill between the write and its record leaves a line written by an interrupted step;
+    # the model then sees the line there and goes on, so each line has exactly one step that
+    # is done, or else one cut off that wrote it.
+    for i in range(1, LINES + 1):
+        assert done.count(f"line {i}\n") == 1 or f"line {i}\n" in cut, (i, done, cut)
+    assert len(done) >= LINES - 2  # two kills cut off at most two writes
     # the sixth line made the check pass: the run ended there, on its checks
-    assert steps[-1]["command"] == "append_file" and len(done_appends) == LINES
+    assert steps[-1]["command"] == "append_file" and steps[-1]["status"] == "done"
     assert shown["spent"]["steps"] == len(steps)
     resumes = [e for e in shown["events"] if e["kind"] == "run_started" and e["data"]["resumed"]]
     assert len(resumes) == 2
