@@ -213,6 +213,20 @@ async def test_an_optional_server_is_left_out_and_the_others_connect(
         assert (await by_name(tools)["t__add"].run(context, {"a": 1, "b": 1})).output == "2"
 
 
+async def test_a_tool_that_runs_only_as_a_task_is_not_offered_over_the_wire(
+    context: ToolContext,
+) -> None:
+    # a server of the 2025-11-25 protocol (the handshake after the newer client's probe)
+    # lists `later` with taskSupport "required": called as a plain tool it fails every time
+    legacy = [sys.executable, str(SERVER.with_name("legacy_mcp_server.py"))]
+    connection = McpTools([McpServer(name="old", command=legacy)])
+    async with connection as tools:
+        assert set(by_name(tools)) == {"old__add"}
+        (skipped,) = connection.skipped
+        assert "'later' left out: it runs only as an MCP task" in skipped
+        assert (await by_name(tools)["old__add"].run(context, {"a": 2, "b": 3})).output == "5"
+
+
 def test_server_names_must_be_unique() -> None:
     with pytest.raises(ConfigError, match="two MCP servers are named 'a'"):
         McpTools([McpServer(name="a", url="http://127.0.0.1:1/"), stdio("a")])
