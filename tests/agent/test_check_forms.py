@@ -11,7 +11,7 @@ import pytest
 from pydantic import TypeAdapter
 
 from autonoma.agent.check_forms import FileForm, Form, FormError
-from autonoma.agent.checks import Check, CheckRunner, CheckWriter, made_checks
+from autonoma.agent.checks import Check, CheckRunner, CheckWriter, input_files, made_checks
 from autonoma.llm import ScriptedModel
 from autonoma.runtime.budget import BudgetSpent
 from autonoma.tools import Workspace
@@ -240,3 +240,25 @@ def test_a_function_form_is_for_a_task_that_asks_for_a_function() -> None:
     assert "the task asks for no Python function in a .py file" in problems[0]
     asked = ["Write a function now() in clock.py that returns '09:00'"]
     assert made_checks([_form(clock)], 1, said=asked)[0]
+
+
+async def test_a_file_named_without_its_suffix_is_an_input_too(tmp_path: Path) -> None:
+    """ "Read the file called notes": the writer typed 'Shopping list' for notes.md's first
+    line, which the goal wanted in capitals; the guard read no input, as no file name with a
+    suffix was in the task, and a run was held ten steps to the wrong check."""
+    assert input_files(["Read the file called notes, then archive it"], ["notes.md", "b/notes.txt",
+                       "archive.py", "other.txt"]) == ["archive.py", "b/notes.txt", "notes.md"]  # fmt: skip
+    assert input_files(["Sort names.txt into sorted.txt"], ["names.txt", "x.txt"]) == ["names.txt"]
+    trial = Trial(tmp_path, {"notes.md": "Shopping list\n\nmilk\n"})
+    runner = CheckRunner(trial.sandbox, Workspace(trial.ws), trial.start)
+    typed = {"goal": 1, "what": "title.txt holds the first line in capitals", "kind": "file",
+             "file": "title.txt", "holds": "text", "expected": "'Shopping list'"}  # fmt: skip
+    computed = typed | {"expected": "open('notes.md').read().splitlines()[0].upper()"}
+    task = "Read the file called notes and write its first line, in capital letters, to title.txt."
+    written = await CheckWriter(
+        ScriptedModel([{"checks": [typed]}, {"checks": [computed]}]), runner
+    ).write(task, [task], Workspace(trial.ws), BudgetSpent())
+    assert "typed by hand, where notes.md holds the input" in written.discarded[0]
+    (check,) = written.checks
+    (trial.ws / "title.txt").write_text("SHOPPING LIST\n")
+    assert (await runner.run(check)).passed

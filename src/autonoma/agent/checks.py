@@ -17,10 +17,10 @@ import asyncio
 import hashlib
 import re
 import tempfile
-from collections.abc import Container, Sequence
+from collections.abc import Container, Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -112,6 +112,16 @@ class _Judgement(BaseModel):
     # order, so the verdict follows from what it wrote rather than leading it
     why: str = Field(max_length=300)
     passed: bool
+
+
+def input_files(said: Sequence[str], there: Iterable[str]) -> list[str]:
+    """The workspace's files the texts name: by their whole name (`notes.md`), then by their
+    name without its suffix as a word of the texts ("the file called notes")."""
+    there = sorted(there)
+    named = [name for name in named_files(said) if name in there]
+    words = set(re.findall(r"[\w-]+", " ".join(said).lower()))
+    by_stem = [name for name in there if PurePosixPath(name).stem.lower() in words]
+    return list(dict.fromkeys([*named, *by_stem]))
 
 
 def _asks_for_a_module(said: Sequence[str]) -> bool:
@@ -361,7 +371,7 @@ class CheckWriter:
         best: list[Check] = []
         coded: set[str] = set()  # what earlier rounds wrote as code
         there = set(workspace.files())  # the inputs a value is computed from, read once
-        inputs = [name for name in named_files([task, *goals]) if name in there]
+        inputs = input_files([task, *goals], there)
         for round_ in range(self.reasks + 1):
             prompt = render(
                 "autonoma.agent",
