@@ -10,8 +10,15 @@ from pathlib import Path
 import pytest
 from pydantic import TypeAdapter
 
-from autonoma.agent.check_forms import FileForm, Form, FormError
-from autonoma.agent.checks import Check, CheckRunner, CheckWriter, input_files, made_checks
+from autonoma.agent.check_forms import FileForm, Form, FormError, points_elsewhere
+from autonoma.agent.checks import (
+    Check,
+    CheckRunner,
+    CheckWriter,
+    Written,
+    input_files,
+    made_checks,
+)
 from autonoma.llm import ScriptedModel
 from autonoma.runtime.budget import BudgetSpent
 from autonoma.tools import Workspace
@@ -262,3 +269,53 @@ async def test_a_file_named_without_its_suffix_is_an_input_too(tmp_path: Path) -
     (check,) = written.checks
     (trial.ws / "title.txt").write_text("SHOPPING LIST\n")
     assert (await runner.run(check)).passed
+
+
+TWO_HOPS = {
+    "start.txt": "The access code is written in clue.txt.\n",
+    "clue.txt": "Not here either: see vault/secret.txt.\n",
+    "vault/secret.txt": "8142\n",
+}
+
+
+async def test_an_expected_value_that_points_at_another_file_is_sent_back(tmp_path: Path) -> None:
+    """two_hops: the writer expected clue.txt's text, itself a pointer to vault/secret.txt,
+    and the run finished on the pointer. Told so, it follows the pointer; a value meant as
+    it is (written the same again) is kept."""
+    trial = Trial(tmp_path, TWO_HOPS)
+    runner = CheckRunner(trial.sandbox, Workspace(trial.ws), trial.start)
+    hop = {"goal": 1, "what": "code.txt holds the code", "kind": "file", "file": "code.txt",
+           "holds": "text", "expected": "open('clue.txt').read().strip()"}  # fmt: skip
+    secret = hop | {"expected": "open('vault/secret.txt').read().strip()"}
+    task = "start.txt says where the access code is. Write the code alone to code.txt."
+
+    async def write(*answers: dict[str, object]) -> Written:
+        model = ScriptedModel([{"checks": [answer]} for answer in answers])
+        return await CheckWriter(model, runner).write(
+            task, [task], Workspace(trial.ws), BudgetSpent()
+        )
+
+    written = await write(hop, secret)
+    assert "which points at vault/secret.txt" in written.discarded[0]
+    assert "compute the expected value from open('vault/secret.txt')" in written.discarded[0]
+    (check,) = written.checks
+    (trial.ws / "code.txt").write_text("Not here either: see vault/secret.txt.\n")
+    assert not (await runner.run(check)).passed
+    (trial.ws / "code.txt").write_text("8142\n")
+    assert (await runner.run(check)).passed
+
+    again = await write(hop, hop)  # meant as it is
+    assert len(again.discarded) == 1 and again.checks and "clue.txt" in again.checks[0].code
+
+
+def test_a_pointer_is_one_short_line_naming_a_file_the_expression_does_not_read() -> None:
+    form = FileForm(kind="file", what="w", file="out.txt", holds="text", expected="x")
+    there = ["clue.txt", "vault/secret.txt", "a.txt"]
+    assert points_elsewhere(form, "see vault/secret.txt.", there)
+    assert not points_elsewhere(form, "see vault/secret.txt.\nand more", there)  # a text
+    assert not points_elsewhere(form, "see vault/secret.txt.bak", there)  # not that file
+    assert not points_elsewhere(form, "8142", there)
+    own = form.model_copy(update={"expected": "open('vault/secret.txt').read()"})
+    assert not points_elsewhere(own, "see vault/secret.txt", there)  # it reads that file
+    listing = form.model_copy(update={"expected": "' '.join(sorted(os.listdir('vault')))"})
+    assert not points_elsewhere(listing, "secret.txt", ["secret.txt"])  # names files by design

@@ -56,6 +56,42 @@ class FileForm(_Form):
         body = _COMPARE[self.holds].format(file=name, expected=expected, label=_braced(self.file))
         return PRELUDE + body
 
+    def value_program(self) -> str:
+        """The program that prints the expected value, as text, on the workspace at start."""
+        expected = _expression(self.expected, "expected")
+        return PRELUDE + (
+            f"expected = {expected}\n"
+            "print(expected if isinstance(expected, str) else repr(expected), end='')"
+        )
+
+
+_LISTS_FILES = re.compile(r"\b(listdir|scandir|walk|glob|iterdir)\b")
+
+
+def points_elsewhere(form: FileForm, value: str, there: Sequence[str]) -> str:
+    """Why a file form's expected value, one short line computed from a file, is a pointer
+    to another of the workspace's files rather than the answer, or "". For "start.txt says
+    where the access code is" the 1.5B writer expected clue.txt's text, 'Not here either:
+    see vault/secret.txt.', and the run finished on that pointer. A value from a listing of
+    files names files by design, and is left alone."""
+    line = value.strip()
+    if "\n" in line or len(line) > 200 or _LISTS_FILES.search(form.expected):
+        return ""
+    named = [
+        name
+        for name in there
+        if name not in form.expected
+        and name != form.file
+        and re.search(rf"(?<![\w/.-]){re.escape(name)}(?![\w/-]|\.\w)", line)
+    ]
+    if not named:
+        return ""
+    return (
+        f"expects {form.file} to hold {line[:80]!r}, which points at {named[0]}: that text "
+        "is a step on the way, not the answer. Follow it, and compute the expected value "
+        f"from open({named[0]!r}) (if the text itself is the answer, write the same again)"
+    )
+
 
 def typed_by_hand(form: FileForm, texts: Sequence[str], inputs: Sequence[str]) -> str:
     """Why a file form's expected value, a literal, was typed by hand where the input files
@@ -262,5 +298,6 @@ __all__ = [
     "FunctionForm",
     "GoneForm",
     "JudgedForm",
+    "points_elsewhere",
     "typed_by_hand",
 ]

@@ -27,7 +27,14 @@ from pydantic import BaseModel, Field
 
 from autonoma.agent import check_guards as guard
 from autonoma.agent import check_harness
-from autonoma.agent.check_forms import FileForm, Form, FormError, FunctionForm, typed_by_hand
+from autonoma.agent.check_forms import (
+    FileForm,
+    Form,
+    FormError,
+    FunctionForm,
+    points_elsewhere,
+    typed_by_hand,
+)
 from autonoma.agent.completion import deliverables, named_files
 from autonoma.agent.found import file_heads
 from autonoma.agent.pysource import mend_json_slips
@@ -210,9 +217,7 @@ class CheckRunner:
             return (await self._run(check, Path(root))).passed
 
     async def _run(self, check: Check, root: Path | None = None) -> CheckResult:
-        inside = self.sandbox.isolated
-        start = START_INSIDE if inside else str(self.start)
-        binds = [(self.start, START_INSIDE)] if inside and self.start.is_dir() else []
+        start, binds = self._start_inside(), self._binds()
         tolerant = "0" if _ABOUT_ENDINGS.search(f"{check.what}\n{check.code}") else "1"
         try:
             result = await self.sandbox.run(
@@ -235,6 +240,28 @@ class CheckRunner:
             "",
         )  # fmt: skip
         return CheckResult(check, False, told, broken)
+
+    async def printed(self, program: str) -> str | None:
+        """What a program prints run like a check on the workspace, or None if it fails."""
+        try:
+            result = await self.sandbox.run(
+                [self.sandbox.python, "-I", "-c", HARNESS],
+                workspace=self.workspace.root,
+                stdin=program,
+                writable=False,
+                env={"AUTONOMA_START": self._start_inside(), "AUTONOMA_NEWLINE_TOLERANT": "0"},
+                binds=self._binds(),
+            )
+        except SandboxError:
+            return None
+        return result.stdout if result.ok and not result.stdout_truncated else None
+
+    def _start_inside(self) -> str:
+        return START_INSIDE if self.sandbox.isolated else str(self.start)
+
+    def _binds(self) -> list[tuple[Path, str]]:
+        inside = self.sandbox.isolated
+        return [(self.start, START_INSIDE)] if inside and self.start.is_dir() else []
 
     async def run_all(self, checks: Sequence[Check]) -> list[CheckResult]:
         return [await self.run(c) for c in checks if c.kind == "code"]
@@ -372,6 +399,7 @@ class CheckWriter:
         coded: set[str] = set()  # what earlier rounds wrote as code
         there = set(workspace.files())  # the inputs a value is computed from, read once
         inputs = input_files([task, *goals], there)
+        warned: set[str] = set()  # expected values said to point elsewhere, once each
         for round_ in range(self.reasks + 1):
             prompt = render(
                 "autonoma.agent",
@@ -403,6 +431,9 @@ class CheckWriter:
             checks, unmade = made_checks(
                 response.data.checks, len(goals), said=[task, *goals], inputs=inputs
             )
+            pointers = await self._pointers(response.data.checks, there, warned)
+            checks = [c for c in checks if c.what not in pointers]
+            unmade += [f"the check {what!r} {why}" for what, why in pointers.items()]
             kept, problems = await self._sift(checks, task, goals, workspace, spent, coded)
             problems = unmade + problems
             # what it wrote as code, made into a program or not: a criterion sent back as a
@@ -419,6 +450,31 @@ class CheckWriter:
         elif not written.error:
             written.error = "no usable check was written: " + "; ".join(written.discarded[-3:])
         return written
+
+    async def _pointers(
+        self, forms: Sequence[Form], there: AbstractSet[str], warned: set[str]
+    ) -> dict[str, str]:
+        """Why each file form whose expected value points at another file was sent back, by
+        its `what`. Said once: written the same again, the value is taken as meant."""
+        if self.runner is None:
+            return {}
+        found: dict[str, str] = {}
+        for form in forms:
+            if not isinstance(form, FileForm) or form.holds == "json":
+                continue
+            key = f"{form.file}\0{form.expected.strip()}"
+            if key in warned:
+                continue
+            try:
+                program = form.value_program()
+            except FormError:
+                continue  # made_checks says why
+            value = await self.runner.printed(program)
+            why = points_elsewhere(form, value or "", sorted(there))
+            if why:
+                warned.add(key)
+                found[form.what] = why
+        return found
 
     async def _sift(
         self,
