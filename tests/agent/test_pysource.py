@@ -33,3 +33,22 @@ def test_the_json_objects_closing_brace_at_the_programs_end_is_dropped() -> None
     assert mend_json_slips("print(1)}}\n") == "print(1)"
     inside = "x = [1, 2]]\nprint(x)"  # unmatched, but not the program's end: left for the model
     assert mend_json_slips(inside) == inside
+
+
+def test_an_apostrophe_in_prose_inside_single_quotes_is_escaped() -> None:
+    # an everyday run wrote this three steps in a row, each a SyntaxError
+    said = "task_complete('total.txt holds the sum of sales.csv's amount column')"
+    assert mend_json_slips(f"total = 3\n{said}") == (
+        "total = 3\ntask_complete('total.txt holds the sum of sales.csv\\'s amount column')"
+    )
+    assert mend_json_slips("print('Bob's and Ann's')") == "print('Bob\\'s and Ann\\'s')"
+    # one escape where one is enough; the rest of the line is not touched
+    assert mend_json_slips("print('don't' + 'x'if 1 else'y')") == (
+        "print('don\\'t' + 'x'if 1 else'y')"
+    )
+    # and a line break cut into another literal: both mended
+    mended = mend_json_slips("print('it's here')\nx = 'a\nb'")
+    assert mended == "print('it\\'s here')\nx = 'a\\nb'"
+    compile(mended, "program.py", "exec")
+    # only where it makes the line compile; code with no apostrophe in prose is left alone
+    assert mend_json_slips("x = d['key'] +") == "x = d['key'] +"

@@ -6,12 +6,18 @@ Python refuses it ("unterminated string literal"). No line of Python can hold a 
 inside a one-line string literal, so where the compiler says exactly that, the break is put back
 as the two characters the model meant, and nothing else is touched.
 
+A small model also writes prose in single quotes: `task_complete('the sum of sales.csv's
+amount column')` (three steps in a row of one everyday run). Where a line does not compile,
+an apostrophe between two letters on it is escaped, if that makes the line whole.
+
 The JSON around the program slips in too: a program ending in `write_file(...)}` carries the
 object's closing brace. A closing bracket the compiler calls unmatched, followed by nothing but
 closing brackets to the program's end, is dropped.
 """
 
 from __future__ import annotations
+
+import re
 
 UNTERMINATED = ("unterminated string literal", "unterminated f-string", "EOL while scanning")
 
@@ -33,11 +39,38 @@ def mend_json_slips(code: str, most: int = 50) -> str:
             if message.startswith("unmatched '") and line == len(ending) and _closers(rest):
                 code = "\n".join([*ending[:-1], ending[-1][:at] + rest[1:]])
                 continue
+            if (mended := _escape_apostrophes(lines, line)) is not None:
+                code = mended
+                continue
             if not message.startswith(UNTERMINATED) or not 0 < line < len(lines):
                 return code
             lines[line - 1 : line + 1] = [lines[line - 1] + "\\n" + lines[line]]
             code = "\n".join(lines)
     return code
+
+
+def _escape_apostrophes(lines: list[str], line: int) -> str | None:
+    """The program with an apostrophe between letters on line `line` escaped (each alone,
+    from the left, then all), if the program then compiles up to past that line; else None."""
+    if not 0 < line <= len(lines):
+        return None
+    text = lines[line - 1]
+    spots = [m.start() for m in _APOSTROPHE.finditer(text)]
+    tries = [text[:at] + "\\" + text[at:] for at in spots]
+    if len(spots) > 1:
+        tries.append(_APOSTROPHE.sub(r"\\'", text))
+    for escaped in tries:
+        code = "\n".join([*lines[: line - 1], escaped, *lines[line:]])
+        try:
+            compile(code, "program.py", "exec")
+        except SyntaxError as error:
+            if (error.lineno or 0) <= line:
+                continue
+        return code
+    return None
+
+
+_APOSTROPHE = re.compile(r"(?<=[^\W\d_])'(?=[^\W\d_])")
 
 
 def _closers(text: str) -> bool:
