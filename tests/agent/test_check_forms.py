@@ -197,6 +197,17 @@ async def test_a_value_written_as_plain_words_is_taken_as_that_text(tmp_path: Pa
     lines = made({"kind": "file", "file": "n.txt", "holds": "number",
                   "expected": "len(open('poem.txt').read().strip().split('\n'))"})  # fmt: skip
     assert (await trial.verdict(lines, n__txt="2"))[0]
+    # one value a line, as the writer wrote "red, green and blue, one per line" three rounds
+    for expected in ("'red'\n'green'\n'blue'", "red\ngreen\nblue\n"):
+        colors = made(
+            {"kind": "file", "file": "colors.txt", "holds": "lines", "expected": expected}
+        )
+        assert (await trial.verdict(colors, colors__txt="red\ngreen\nblue\n"))[0]
+        assert not (await trial.verdict(colors, colors__txt="1\n4\n9\n"))[0]
+    with pytest.raises(FormError, match="not one Python expression"):
+        _form(
+            {"kind": "file", "file": "c.txt", "holds": "lines", "expected": "'a'\nb + ("}
+        ).program()
 
 
 async def test_a_check_reading_a_file_no_one_makes_is_sent_back(tmp_path: Path) -> None:
@@ -228,6 +239,8 @@ def test_a_value_typed_by_hand_is_sent_back_unless_the_task_states_it() -> None:
     assert "compute it from open('scores.txt')" in problems[0]
     names = best | {"file": "sorted.txt", "holds": "lines", "expected": "['Alice', 'Bob']"}
     assert made_checks([_form(names)], 1, said=said, inputs=["names.txt"])[1]
+    one_a_line = names | {"expected": "'Alice'\n'Bob'"}
+    assert made_checks([_form(one_a_line)], 1, said=said, inputs=["names.txt"])[1]
     fixed = {"kind": "file", "file": "readme.txt", "holds": "text", "expected": "Keep it safe"}
     _, problems = made_checks([_form(fixed)], 1, said=["Fix readme.txt"], inputs=["readme.txt"])
     assert "compute it from before('readme.txt')" in problems[0]

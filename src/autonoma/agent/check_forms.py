@@ -103,9 +103,9 @@ def typed_by_hand(form: FileForm, texts: Sequence[str], inputs: Sequence[str]) -
     try:
         value = ast.literal_eval(source)
     except (ValueError, SyntaxError, RecursionError, MemoryError):
-        if not _PLAIN_WORDS.fullmatch(source):
+        value = source if _PLAIN_WORDS.fullmatch(source) else _one_value_a_line(source)
+        if value is None:
             return ""  # an expression: it computes what it reads
-        value = source
     if not inputs:
         return ""
     said = set(re.findall(r"\w+", " ".join(texts).lower()))
@@ -217,11 +217,32 @@ def _expression(text: str, field: str) -> str:
     except SyntaxError as error:
         if _PLAIN_WORDS.fullmatch(source):
             return repr(source)
+        if (lines := _one_value_a_line(source)) is not None:
+            return repr(lines)
         raise FormError(
             f"has {field} {source[:80]!r}, which is not one Python expression ({error.msg}): "
             "write the value, or the expression that computes it, alone"
         ) from None
     return f"({source})"
+
+
+def _one_value_a_line(source: str) -> str | None:
+    """`'red'` / `'green'` / `'blue'` on three lines (the 1.5B writer's expected value for
+    "write red, green and blue, one per line", sent back three rounds running as not one
+    expression): the values as the text of their lines. None unless every line is a literal
+    or plain words."""
+    values = []
+    for line in filter(None, (line.strip() for line in source.splitlines())):
+        try:
+            value = ast.literal_eval(line)
+        except (ValueError, SyntaxError, RecursionError, MemoryError):
+            if not _PLAIN_WORDS.fullmatch(line):
+                return None
+            value = line
+        if not isinstance(value, str | int | float) or isinstance(value, bool):
+            return None
+        values.append(str(value))
+    return "\n".join(values) if len(values) > 1 else None
 
 
 _KNOWN_NAMES = {*dir(builtins), "csv", "json", "math", "os", "re", "statistics", "before"}
