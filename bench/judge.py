@@ -1,0 +1,131 @@
+"""How far can the judge be trusted? When no usable code check is written, a run's completion
+rests on the embedded model judging "done exactly as asked: <task>" from the files. For each
+goal of bench/everyday_goals.py the judge sees the goal's reference solution (it should pass)
+and wrong results (it should fail): every file the solution writes holding `1 4 9` one a line
+(what a run copied from the prompt's example into colors.txt, and the judge passed), and a
+near miss (lines reversed, a number one off, a line's case swapped). A wrong result counts only
+where the goal's own checker rejects it.
+
+    python bench/judge.py --label NAME [--goals a,b,...] [--model qwen2.5-coder-1.5b]
+
+Writes bench/results/judge_NAME.json: per goal and result, the verdict and the judge's reason.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from autonoma.agent.checks import Judge, task_check
+from autonoma.llm import Model, open_model
+from autonoma.runtime.budget import BudgetSpent
+from autonoma.tools import Workspace
+from bench.common import write_result
+from bench.everyday_goals import GOALS, Goal, goals_named
+from bench.reflection_goals import write
+
+EXAMPLE = "1\n4\n9\n"
+
+
+def near_miss(text: str) -> str:
+    """A result close to right and wrong: lines reversed, a number one off, case swapped."""
+    lines = text.strip("\n").split("\n")
+    if len(lines) > 1:
+        return "\n".join(reversed(lines)) + "\n"
+    try:
+        return f"{float(lines[0]) + 1:g}\n"
+    except ValueError:
+        return lines[0].swapcase() + "\n"
+
+
+def results(goal: Goal) -> dict[str, dict[str, str | None]]:
+    """The reference and the wrong results of a goal, as files written over its start."""
+    made = {name: text for name, text in goal.answer.items() if text is not None}
+    found: dict[str, dict[str, str | None]] = {"reference": dict(goal.answer)}
+    if made:
+        found["example"] = {**goal.answer, **dict.fromkeys(made, EXAMPLE)}
+        texts = {n: t for n, t in made.items() if not n.endswith(".py")}
+        if texts:
+            found["near_miss"] = {**goal.answer, **{n: near_miss(t) for n, t in texts.items()}}
+    return found
+
+
+async def judge_goal(model: Model, goal: Goal, root: Path) -> list[dict[str, Any]]:
+    rows = []
+    for kind, files in results(goal).items():
+        start, done = root / kind / "start", root / kind / "ws"
+        start.mkdir(parents=True)
+        goal.setup(start)
+        shutil.copytree(start, done)
+        write(done, files)
+        right = goal.check(done)
+        if kind != "reference" and right:
+            continue  # not wrong after all: nothing to judge
+        began = time.monotonic()
+        result = await Judge(model, start=start).judge(
+            task_check(goal.goal), goal.goal, [goal.goal], Workspace(done), BudgetSpent()
+        )
+        rows.append({
+            "goal": goal.name, "result": kind, "right": right, "passed": result.passed,
+            "agrees": result.passed == right, "why": result.output[:300],
+            "seconds": round(time.monotonic() - began, 1),
+        })  # fmt: skip
+    return rows
+
+
+def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    right = [r for r in rows if r["right"]]
+    wrong = [r for r in rows if not r["right"]]
+    return {
+        "judgements": len(rows),
+        "right_results_passed": f"{sum(r['passed'] for r in right)} of {len(right)}",
+        "wrong_results_failed": f"{sum(not r['passed'] for r in wrong)} of {len(wrong)}",
+        "wrong_results_passed_by_kind": {
+            kind: sum(r["passed"] for r in wrong if r["result"] == kind)
+            for kind in ("example", "near_miss")
+        },
+        "agreement": round(sum(r["agrees"] for r in rows) / max(len(rows), 1), 3),
+        "seconds_per_judgement": round(sum(r["seconds"] for r in rows) / max(len(rows), 1), 1),
+    }
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--label", required=True)
+    parser.add_argument("--model", default="qwen2.5-coder-1.5b")
+    parser.add_argument("--goals", default=",".join(g.name for g in GOALS))
+    args = parser.parse_args()
+    try:
+        goals = goals_named(args.goals)
+    except ValueError as error:
+        parser.error(str(error))
+    rows: list[dict[str, Any]] = []
+    result: dict[str, Any] = {"label": args.label, "model": f"local:{args.model}"}
+    with tempfile.TemporaryDirectory(prefix="autonoma-judge-") as tmp:
+        os.environ["AUTONOMA_HOME"] = tmp
+        model = open_model(f"local:{args.model}")
+        try:
+            for goal in goals:
+                done = await judge_goal(model, goal, Path(tmp) / goal.name)
+                rows += done
+                for row in done:
+                    verdict = "passed" if row["passed"] else "failed"
+                    agrees = "(right)" if row["agrees"] else "(WRONG)"
+                    print(goal.name, row["result"], verdict, agrees, file=sys.stderr, flush=True)
+                result |= {"summary": summarise(rows), "runs": rows}
+                write_result(f"judge_{args.label}", result)
+        finally:
+            await model.aclose()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
