@@ -332,3 +332,26 @@ def test_a_pointer_is_one_short_line_naming_a_file_the_expression_does_not_read(
     assert not points_elsewhere(own, "see vault/secret.txt", there)  # it reads that file
     listing = form.model_copy(update={"expected": "' '.join(sorted(os.listdir('vault')))"})
     assert not points_elsewhere(listing, "secret.txt", ["secret.txt"])  # names files by design
+
+
+async def test_a_value_typed_again_after_it_was_sent_back_is_kept_as_meant(
+    tmp_path: Path,
+) -> None:
+    """iso_dates: the writer typed the right lines three rounds running, each sent back, and
+    the task judged in their place passed '25-7/-/2'. Said once, a value typed again is
+    kept; a check that holds a run to a value typed wrong ends it unfinished, not passed."""
+    trial = Trial(tmp_path, {"dates.txt": "03/14/2024\n12/01/2023\n7/4/2025\n"})
+    runner = CheckRunner(trial.sandbox, Workspace(trial.ws), trial.start)
+    typed = {"goal": 1, "what": "iso.txt holds the dates as year-month-day", "kind": "file",
+             "file": "iso.txt", "holds": "lines",
+             "expected": "['2024-03-14', '2023-12-01', '2025-07-04']"}  # fmt: skip
+    task = "dates.txt holds dates as month/day/year. Write them as year-month-day to iso.txt."
+    written = await CheckWriter(ScriptedModel([{"checks": [typed]}] * 2), runner).write(
+        task, [task], Workspace(trial.ws), BudgetSpent()
+    )
+    assert len(written.discarded) == 1 and "typed by hand" in written.discarded[0]
+    (check,) = written.checks
+    (trial.ws / "iso.txt").write_text("2024-03-14\n2023-12-01\n2025-07-04\n")
+    assert (await runner.run(check)).passed
+    (trial.ws / "iso.txt").write_text("2024-03-14\n2023-12-01\n25-7/-/2\n")
+    assert not (await runner.run(check)).passed

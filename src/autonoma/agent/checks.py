@@ -89,17 +89,29 @@ class _Written(BaseModel):
 
 
 def made_checks(
-    forms: Sequence[Form], goals: int, *, said: Sequence[str] = (), inputs: Sequence[str] = ()
+    forms: Sequence[Form],
+    goals: int,
+    *,
+    said: Sequence[str] = (),
+    inputs: Sequence[str] = (),
+    told: set[str] | None = None,
 ) -> tuple[list[Check], list[str]]:
     """The written forms made into checks, and why each that could not be was sent back.
     `said`: the task and goals, whose own values may be typed; `inputs`: the workspace's
-    files they name, from which any other value is to be computed."""
+    files they name, from which any other value is to be computed. `told`: the values
+    already sent back as typed by hand (added to here); one typed again is kept as meant:
+    in an everyday run the writer typed iso_dates' and reverse_lines' right lines three
+    rounds running, was sent back each time, and the task judged instead passed wrong work."""
     checks, problems = [], []
     for form in forms:
         try:
             code = form.program()
             if isinstance(form, FileForm) and (typed := typed_by_hand(form, said, inputs)):
-                raise FormError(typed)
+                key = f"{form.file}\0{form.expected.strip()}"
+                if told is None or key not in told:
+                    if told is not None:
+                        told.add(key)
+                    raise FormError(typed)
             if isinstance(form, FunctionForm) and said and not _asks_for_a_module(said):
                 # the 1.5B writer's form for "the time in Tokyo", a function of its own
                 raise FormError(
@@ -410,6 +422,7 @@ class CheckWriter:
         there = set(workspace.files())  # the inputs a value is computed from, read once
         inputs = input_files([task, *goals], there)
         warned: set[str] = set()  # expected values said to point elsewhere, once each
+        told: set[str] = set()  # and said to be typed by hand, once each
         for round_ in range(self.reasks + 1):
             prompt = render(
                 "autonoma.agent",
@@ -439,7 +452,7 @@ class CheckWriter:
             written.usage = written.usage + response.usage
             written.cost_usd += response.cost_usd
             checks, unmade = made_checks(
-                response.data.checks, len(goals), said=[task, *goals], inputs=inputs
+                response.data.checks, len(goals), said=[task, *goals], inputs=inputs, told=told
             )
             pointers = await self._pointers(response.data.checks, there, warned)
             checks = [c for c in checks if c.what not in pointers]
