@@ -293,8 +293,8 @@ TWO_HOPS = {
 
 async def test_an_expected_value_that_points_at_another_file_is_sent_back(tmp_path: Path) -> None:
     """two_hops: the writer expected clue.txt's text, itself a pointer to vault/secret.txt,
-    and the run finished on the pointer. Told so, it follows the pointer; a value meant as
-    it is (written the same again) is kept."""
+    and the run finished on the pointer. Told so, it follows the pointer; written the same
+    again, it is sent back again (allowed once, the writer wrote it again at once)."""
     trial = Trial(tmp_path, TWO_HOPS)
     runner = CheckRunner(trial.sandbox, Workspace(trial.ws), trial.start)
     hop = {"goal": 1, "what": "code.txt holds the code", "kind": "file", "file": "code.txt",
@@ -317,8 +317,10 @@ async def test_an_expected_value_that_points_at_another_file_is_sent_back(tmp_pa
     (trial.ws / "code.txt").write_text("8142\n")
     assert (await runner.run(check)).passed
 
-    again = await write(hop, hop)  # meant as it is
-    assert len(again.discarded) == 1 and again.checks and "clue.txt" in again.checks[0].code
+    # the writer's answer to "if it is the answer, write it again" was to write it again
+    again = await write(hop, hop, hop)
+    assert len(again.discarded) == 3 and not again.checks
+    assert "no usable check was written" in again.error
 
 
 def test_a_pointer_is_one_short_line_naming_a_file_the_expression_does_not_read() -> None:

@@ -89,7 +89,7 @@ def points_elsewhere(form: FileForm, value: str, there: Sequence[str]) -> str:
     return (
         f"expects {form.file} to hold {line[:80]!r}, which points at {named[0]}: that text "
         "is a step on the way, not the answer. Follow it, and compute the expected value "
-        f"from open({named[0]!r}) (if the text itself is the answer, write the same again)"
+        f"from open({named[0]!r})"
     )
 
 

@@ -421,8 +421,7 @@ class CheckWriter:
         coded: set[str] = set()  # what earlier rounds wrote as code
         there = set(workspace.files())  # the inputs a value is computed from, read once
         inputs = input_files([task, *goals], there)
-        warned: set[str] = set()  # expected values said to point elsewhere, once each
-        told: set[str] = set()  # and said to be typed by hand, once each
+        told: set[str] = set()  # values said to be typed by hand, once each
         for round_ in range(self.reasks + 1):
             prompt = render(
                 "autonoma.agent",
@@ -454,7 +453,7 @@ class CheckWriter:
             checks, unmade = made_checks(
                 response.data.checks, len(goals), said=[task, *goals], inputs=inputs, told=told
             )
-            pointers = await self._pointers(response.data.checks, there, warned)
+            pointers = await self._pointers(response.data.checks, there)
             checks = [c for c in checks if c.what not in pointers]
             unmade += [f"the check {what!r} {why}" for what, why in pointers.items()]
             kept, problems = await self._sift(checks, task, goals, workspace, spent, coded)
@@ -474,19 +473,16 @@ class CheckWriter:
             written.error = "no usable check was written: " + "; ".join(written.discarded[-3:])
         return written
 
-    async def _pointers(
-        self, forms: Sequence[Form], there: AbstractSet[str], warned: set[str]
-    ) -> dict[str, str]:
+    async def _pointers(self, forms: Sequence[Form], there: AbstractSet[str]) -> dict[str, str]:
         """Why each file form whose expected value points at another file was sent back, by
-        its `what`. Said once: written the same again, the value is taken as meant."""
+        its `what`. Every time: told once, with "if the text itself is the answer, write the
+        same again", the 1.5B writer wrote the same again for two_hops, and the run finished
+        on the pointer."""
         if self.runner is None:
             return {}
         found: dict[str, str] = {}
         for form in forms:
             if not isinstance(form, FileForm) or form.holds == "json":
-                continue
-            key = f"{form.file}\0{form.expected.strip()}"
-            if key in warned:
                 continue
             try:
                 program = form.value_program()
@@ -495,7 +491,6 @@ class CheckWriter:
             value = await self.runner.printed(program)
             why = points_elsewhere(form, value or "", sorted(there))
             if why:
-                warned.add(key)
                 found[form.what] = why
         return found
 
