@@ -204,6 +204,9 @@ async def test_a_value_written_as_plain_words_is_taken_as_that_text(tmp_path: Pa
         )
         assert (await trial.verdict(colors, colors__txt="red\ngreen\nblue\n"))[0]
         assert not (await trial.verdict(colors, colors__txt="1\n4\n9\n"))[0]
+        # what begins a line is content (a run wrote " green"); what ends it is not
+        assert not (await trial.verdict(colors, colors__txt="red\n green\n blue\n"))[0]
+        assert (await trial.verdict(colors, colors__txt="red \r\ngreen\t\nblue"))[0]
     with pytest.raises(FormError, match="not one Python expression"):
         _form(
             {"kind": "file", "file": "c.txt", "holds": "lines", "expected": "'a'\nb + ("}

@@ -52,3 +52,13 @@ def test_an_apostrophe_in_prose_inside_single_quotes_is_escaped() -> None:
     compile(mended, "program.py", "exec")
     # only where it makes the line compile; code with no apostrophe in prose is left alone
     assert mend_json_slips("x = d['key'] +") == "x = d['key'] +"
+
+
+def test_a_finishing_reason_quoting_words_in_single_quotes_is_put_in_double_quotes() -> None:
+    said = "task_complete('colors.txt holds the lines 'red', 'green', and 'blue' one per line')"
+    assert mend_json_slips(f"x = 1\n{said}") == (
+        "x = 1\ntask_complete(\"colors.txt holds the lines 'red', 'green', and 'blue' one per line\")"
+    )
+    # two texts of another call are not made one
+    two = "write_file('c.txt', 'holds 'red' and 'blue'')"
+    assert mend_json_slips(two) == two

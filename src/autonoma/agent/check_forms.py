@@ -266,13 +266,15 @@ _SAME = (
 )
 
 # Each compares like with like: lines with lines (a text expected is split into its lines, a
-# list's items made text), a number read as one, whatever the file's final newline.
+# list's items made text; what ends a line is set aside, what begins it is content: a run
+# wrote " green" and " blue" and its check passed them), a number read as one, whatever the
+# file's final newline.
 _COMPARE: dict[str, str] = {
     "lines": (
         "expected = {expected}\n"
         "expected = expected.splitlines() if isinstance(expected, str) else list(expected)\n"
-        "expected = [str(item).strip() for item in expected]\n"
-        "got = [line.strip() for line in open({file}, encoding='utf-8').read().splitlines()]\n"
+        "expected = [str(item).rstrip() for item in expected]\n"
+        "got = [line.rstrip() for line in open({file}, encoding='utf-8').read().splitlines()]\n"
         "assert got == expected, f'{label} holds the lines {{got}}, expected {{expected}}'"
     ),
     "words": (

@@ -7,8 +7,10 @@ inside a one-line string literal, so where the compiler says exactly that, the b
 as the two characters the model meant, and nothing else is touched.
 
 A small model also writes prose in single quotes: `task_complete('the sum of sales.csv's
-amount column')` (three steps in a row of one everyday run). Where a line does not compile,
-an apostrophe between two letters on it is escaped, if that makes the line whole.
+amount column')` (three steps in a row of one everyday run), or a check's words quoted inside
+a quoted argument: `task_complete('colors.txt holds 'red', 'green' and 'blue'')`. Where a line
+does not compile, an apostrophe between two letters on it is escaped, or the one argument of
+`task_complete` or `print` is put in double quotes, if that makes the line whole.
 
 The JSON around the program slips in too: a program ending in `write_file(...)}` carries the
 object's closing brace. A closing bracket the compiler calls unmatched, followed by nothing but
@@ -59,6 +61,9 @@ def _escape_apostrophes(lines: list[str], line: int) -> str | None:
     tries = [text[:at] + "\\" + text[at:] for at in spots]
     if len(spots) > 1:
         tries.append(_APOSTROPHE.sub(r"\\'", text))
+    call = _QUOTED_ARGUMENT.fullmatch(text)
+    if call and '"' not in call["body"]:  # task_complete('holds 'red', 'green' and 'blue'')
+        tries.append(f'{call["head"]}"{call["body"]}"{call["tail"]}')
     for escaped in tries:
         code = "\n".join([*lines[: line - 1], escaped, *lines[line:]])
         try:
@@ -71,6 +76,11 @@ def _escape_apostrophes(lines: list[str], line: int) -> str | None:
 
 
 _APOSTROPHE = re.compile(r"(?<=[^\W\d_])'(?=[^\W\d_])")
+# a line that is one call, of a function taking one text, of a single-quoted argument with
+# quotes inside it (not write_file('a.txt', 'b'): its two texts would be made one)
+_QUOTED_ARGUMENT = re.compile(
+    r"(?P<head>\s*(?:task_complete|print)\()'(?P<body>.*)'(?P<tail>\)\s*)"
+)
 
 
 def _closers(text: str) -> bool:
