@@ -360,3 +360,29 @@ async def test_a_value_typed_again_after_it_was_sent_back_is_kept_as_meant(
     assert (await runner.run(check)).passed
     (trial.ws / "iso.txt").write_text("2024-03-14\n2023-12-01\n25-7/-/2\n")
     assert not (await runner.run(check)).passed
+
+
+async def test_with_no_other_check_the_last_values_typed_by_hand_are_kept_not_the_task_judged(
+    tmp_path: Path,
+) -> None:
+    """similar_name: 'Shopping list' typed, sent back, then forms that could not be made; the
+    task judged in their place passed 'SHOPPING LIST' followed by the rest of the file."""
+    trial = Trial(tmp_path, {"notes.md": "Shopping list\n\nmilk\n"})
+    runner = CheckRunner(trial.sandbox, Workspace(trial.ws), trial.start)
+    title = {"goal": 1, "what": "title.txt holds the first line in capitals", "kind": "file",
+             "file": "title.txt", "holds": "text"}  # fmt: skip
+    broken = {"goal": 1, "what": "w", "kind": "function", "module": "os", "function": "path.exists",
+              "calls": [{"args": "'title.txt'", "returns": "True"}]}  # fmt: skip
+    answers = [[title | {"expected": "'Shopping list'"}],
+               [title | {"expected": "'SHOPPING LIST'"}], [broken]]  # fmt: skip
+    task = "Read the file called notes and write its first line, in capital letters, to title.txt."
+    written = await CheckWriter(
+        ScriptedModel([{"checks": checks} for checks in answers]), runner
+    ).write(task, [task], Workspace(trial.ws), BudgetSpent())
+    (check,) = written.checks
+    assert "'SHOPPING LIST'" in check.code and check.kind == "code"
+    assert "typed by hand were kept rather than the task judged" in written.discarded[-1]
+    (trial.ws / "title.txt").write_text("SHOPPING LIST\n\nmilk\n")
+    assert not (await runner.run(check)).passed
+    (trial.ws / "title.txt").write_text("SHOPPING LIST\n")
+    assert (await runner.run(check)).passed

@@ -126,6 +126,22 @@ def made_checks(
     return checks, problems
 
 
+def _typed_checks(
+    forms: Sequence[Form], goals: int, said: Sequence[str], inputs: Sequence[str]
+) -> list[Check]:
+    """The checks of the file forms whose values were typed by hand (made_checks sends them
+    back), made as they were written."""
+    found = []
+    for form in forms:
+        if isinstance(form, FileForm) and typed_by_hand(form, said, inputs):
+            try:
+                code = form.program()
+            except FormError:
+                continue
+            found.append(Check(goal=min(form.goal, goals), what=form.what, code=code))
+    return found
+
+
 def _all_required(schema: dict[str, Any]) -> None:
     schema["required"] = list(schema.get("properties", {}))
 
@@ -422,6 +438,7 @@ class CheckWriter:
         there = set(workspace.files())  # the inputs a value is computed from, read once
         inputs = input_files([task, *goals], there)
         told: set[str] = set()  # values said to be typed by hand, once each
+        typed: list[Check] = []  # their checks, better than the task judged if no other
         for round_ in range(self.reasks + 1):
             prompt = render(
                 "autonoma.agent",
@@ -453,6 +470,9 @@ class CheckWriter:
             checks, unmade = made_checks(
                 response.data.checks, len(goals), said=[task, *goals], inputs=inputs, told=told
             )
+            # the last round's: two rounds' values for one file may disagree
+            said = [task, *goals]
+            typed = _typed_checks(response.data.checks, len(goals), said, inputs) or typed
             pointers = await self._pointers(response.data.checks, there)
             checks = [c for c in checks if c.what not in pointers]
             unmade += [f"the check {what!r} {why}" for what, why in pointers.items()]
@@ -466,6 +486,16 @@ class CheckWriter:
                 best = kept
             if not problems:
                 break
+        if not best and typed:
+            # The 1.5B judge passed wrong work for the task judged in their place (1, 4, 9 for
+            # red, green and blue; '25-7/-/2' for a date): a value typed wrong ends a run
+            # unfinished, while a judge fooled ends it completed wrongly.
+            best, _ = await self._sift(typed, task, goals, workspace, spent)
+            if best:
+                written.discarded.append(
+                    "no check computing its value was written, so the checks with values "
+                    "typed by hand were kept rather than the task judged"
+                )
         written.checks = best[:6]
         if written.checks:
             written.error = ""
