@@ -575,20 +575,3 @@ async def test_a_check_that_writes_is_sent_back(runner: CheckRunner, workspace: 
     assert [c.what for c in written.checks] == [reads["what"]]
     assert "writes 'tokyo.txt', but a check only reads" in written.discarded[0]
     assert "writes through os.remove('first.txt')" in written.discarded[1]
-
-
-async def test_the_judge_copies_what_the_files_hold_before_its_reason_and_verdict(
-    tmp_path: Path,
-) -> None:
-    """The 1.5B judge passed colors.txt holding 1, 4 and 9 as 'red, green and blue' from the
-    task alone; it is asked to copy what the file holds first, in the grammar's order."""
-    workspace = Workspace(tmp_path)
-    (tmp_path / "colors.txt").write_text("1\n4\n9\n")
-    model = ScriptedModel([{"seen": "1, 4, 9", "why": "numbers, not colours", "passed": False}])
-    check = Check(what="colors.txt holds red, green and blue", kind="judged")
-    result = await Judge(model).judge(check, "Write red, green, blue", [], workspace, SPENT())
-    assert not result.passed and result.output == "judged: numbers, not colours"
-    request = model.requests[0]
-    schema = request.schema or {}  # the grammar the embedded server is given
-    assert list(schema["properties"]) == schema["required"] == ["seen", "why", "passed"]
-    assert '"seen" (what the files the criterion is about hold now' in request.messages[0].content

@@ -21,9 +21,9 @@ from collections.abc import Container, Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from autonoma.agent import check_guards as guard
 from autonoma.agent import check_harness
@@ -142,19 +142,9 @@ def _typed_checks(
     return found
 
 
-def _all_required(schema: dict[str, Any]) -> None:
-    schema["required"] = list(schema.get("properties", {}))
-
-
 class _Judgement(BaseModel):
-    # What the files hold, then the reason, then the verdict: under a grammar the model
-    # writes the fields in this order, so the verdict follows from what it wrote. Without
-    # `seen` the 1.5B judge wrote "colors.txt contains exactly 3 lines: 'red', 'green' and
-    # 'blue'" of a file holding 1, 4 and 9, and passed it. Required in the grammar; a default
-    # here for answers written before it was asked for.
-    model_config = ConfigDict(json_schema_extra=_all_required)
-
-    seen: str = Field("", max_length=300)
+    # the reason before the verdict: under a grammar the model writes the fields in this
+    # order, so the verdict follows from what it wrote rather than leading it
     why: str = Field(max_length=300)
     passed: bool
 
