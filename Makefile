@@ -61,6 +61,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/reflection_loops.py
 	$(BIN)/python bench/everyday.py --label json_part --actions json --goals $(EVERYDAY_PART)
 	$(BIN)/python bench/everyday.py --label code_part --actions code --goals $(EVERYDAY_PART)
+	$(BIN)/python bench/judge.py --label shipped --goals $(EVERYDAY_PART)
 	$(BIN)/python bench/llm_speculative.py
 	$(BIN)/python bench/mcp_servers.py
 	$(BIN)/python bench/plot.py
