@@ -341,3 +341,20 @@ async def test_a_function_defined_but_never_written_to_a_file_is_pointed_out(
     assert "write_file('module.py', source)" in said[0]
     assert "defined in this program only" not in said[1]
     assert "defined in this program only" not in said[2]
+
+
+async def test_a_word_read_as_a_number_is_explained_as_a_header(tmp_path: Path) -> None:
+    """csv_sum ran out of steps on float('amount'): ten programs summing sales.csv's lines
+    with its header among them. A number that is not one is explained; a number that only
+    failed for its form (a decimal comma) is not called a header."""
+    total = "rows = ['item,amount', 'pens,12']\nprint(sum(float(r.split(',')[1]) for r in rows))"
+    steps, _, _, _, _ = await start(
+        tmp_path,
+        [program(total), program("print(int('4,5'))"), program("task_complete('done')")],
+        checks=False,
+    )
+    said = [s.observation or "" for s in steps]
+    assert "could not convert string to float: 'amount'" in said[0]
+    assert "note: 'amount' is a word, not a number: a table's first line is often" in said[0]
+    assert "csv.DictReader(open(name))" in said[0]
+    assert "invalid literal for int()" in said[1] and "is a word" not in said[1]

@@ -78,6 +78,10 @@ open = _open
 WRITE_MODES = frozenset("wax+")
 CODE_CHARS = 3000
 _UNDEFINED = re.compile(r"NameError: name '(\w+)' is not defined")
+_NOT_A_NUMBER = re.compile(
+    r"ValueError: (?:could not convert string to float|invalid literal for int\(\) with base "
+    r"\d+): '([^\W\d][\w ]*)'"
+)
 CALL_LINES = 8  # tool calls listed in a step's result, at most
 
 
@@ -164,6 +168,13 @@ def report(result: ProgramResult, limit: int, code: str = "") -> str:
                 f"note: {missing[-1]!r} is not defined in this program. Each program starts "
                 "afresh: nothing is kept from earlier ones, so set or read again what it "
                 "needs; the functions it has are those listed at the start."
+            )
+        word = _NOT_A_NUMBER.findall(box.stderr)
+        if word:  # csv_sum: ten steps of float('amount') on the header of sales.csv
+            lines.append(
+                f"note: {word[-1]!r} is a word, not a number: a table's first line is often "
+                "its header, the names of its columns. Skip it, or read the rows with "
+                "csv.DictReader(open(name)), which takes the first line as the names."
             )
     if result.calls:
         shown = [_call_line(c.name, c.arguments, c.result.ok, c.result.output)
