@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import re
+
 import shutil
 from pathlib import Path
 
@@ -414,6 +416,8 @@ async def test_the_judge_sees_a_changed_file_as_it_was_and_the_files_files_name(
     await judge.judge(check, "In config.json set debug to false", [], workspace, SPENT())
     shown = model.requests[0].messages[0].content
     assert '"debug": false}' in shown
+    # the clock, for a result about the current time (it passed "01:30" for Tokyo at 07:58)
+    assert re.search(r"The time now is \w+day \d{4}-\d\d-\d\d \d\d:\d\d \(UTC\)", shown)
     assert 'config.json as it was before the work:\n{"name": "shop", "retries": 3' in shown
     check = Check(what="code.txt holds the code alone", kind="judged")
     await judge.judge(check, "start.txt says where the code is", [], workspace, SPENT())

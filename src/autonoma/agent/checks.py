@@ -20,6 +20,7 @@ import tempfile
 from collections.abc import Container, Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
@@ -687,6 +688,8 @@ class Judge:
             "judge_check.j2",
             criterion=check.what,
             task=task,
+            # a judge cannot know the time: it passed "01:30" for the time in Tokyo at 07:58
+            now=datetime.now(UTC).strftime("%A %Y-%m-%d %H:%M"),
             # the files it judges first
             files=_contents(workspace, [check.what, task, *goals], self.start),
         )
