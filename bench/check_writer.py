@@ -14,12 +14,9 @@ sent back, and whether each code check passed on the reference.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import os
 import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -27,13 +24,13 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from autonoma.agent.checks import CheckRunner, CheckWriter, Judge
-from autonoma.llm import Model, open_model
+from autonoma.llm import Model
 from autonoma.runtime.budget import BudgetSpent
 from autonoma.tools import Workspace
 from autonoma.tools.sandbox import Sandbox, make_sandbox
 from autonoma.tools.settings import SandboxSettings
-from bench.common import write_result
-from bench.everyday_goals import GOALS, Goal, goals_named
+from bench.everyday_goals import Goal
+from bench.goal_runs import each_goal
 
 
 async def write_and_try(model: Model, sandbox: Sandbox, goal: Goal, root: Path) -> dict[str, Any]:
@@ -90,36 +87,18 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 async def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--label", required=True)
-    parser.add_argument("--model", default="qwen2.5-coder-1.5b")
-    parser.add_argument("--goals", default=",".join(g.name for g in GOALS))
-    args = parser.parse_args()
-    try:
-        goals = goals_named(args.goals)
-    except ValueError as error:
-        parser.error(str(error))
     sandbox = make_sandbox(SandboxSettings())
-    rows: list[dict[str, Any]] = []
-    result: dict[str, Any] = {"label": args.label, "model": f"local:{args.model}"}
-    with tempfile.TemporaryDirectory(prefix="autonoma-checks-") as tmp:
-        os.environ["AUTONOMA_HOME"] = tmp
-        model = open_model(f"local:{args.model}")
-        try:
-            for goal in goals:
-                row = await write_and_try(model, sandbox, goal, Path(tmp) / goal.name)
-                rows.append(row)
-                print(
-                    goal.name,
-                    f"{row['code_checks_right']} of {row['code_checks']} code checks right",
-                    f"{row['judged_checks']} judged, {row['seconds']} s",
-                    file=sys.stderr,
-                    flush=True,
-                )
-                result |= {"summary": summarise(rows), "runs": rows}
-                write_result(f"check_writer_{args.label}", result)
-        finally:
-            await model.aclose()
+
+    async def run(model: Model, goal: Goal, root: Path) -> list[dict[str, Any]]:
+        return [await write_and_try(model, sandbox, goal, root)]
+
+    def say(row: dict[str, Any]) -> str:
+        return (
+            f"{row['code_checks_right']} of {row['code_checks']} code checks right "
+            f"{row['judged_checks']} judged, {row['seconds']} s"
+        )
+
+    await each_goal(__doc__.split("\n\n")[0], "check_writer", run, summarise, say)
 
 
 if __name__ == "__main__":

@@ -13,12 +13,9 @@ Writes bench/results/judge_NAME.json: per goal and result, the verdict and the j
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import os
 import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -26,11 +23,11 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from autonoma.agent.checks import Judge, task_check
-from autonoma.llm import Model, open_model
+from autonoma.llm import Model
 from autonoma.runtime.budget import BudgetSpent
 from autonoma.tools import Workspace
-from bench.common import write_result
-from bench.everyday_goals import GOALS, Goal, goals_named
+from bench.everyday_goals import Goal
+from bench.goal_runs import each_goal
 from bench.reflection_goals import write
 
 EXAMPLE = "1\n4\n9\n"
@@ -98,33 +95,13 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def say(row: dict[str, Any]) -> str:
+    verdict = "passed" if row["passed"] else "failed"
+    return f"{row['result']} {verdict} {'(right)' if row['agrees'] else '(WRONG)'}"
+
+
 async def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--label", required=True)
-    parser.add_argument("--model", default="qwen2.5-coder-1.5b")
-    parser.add_argument("--goals", default=",".join(g.name for g in GOALS))
-    args = parser.parse_args()
-    try:
-        goals = goals_named(args.goals)
-    except ValueError as error:
-        parser.error(str(error))
-    rows: list[dict[str, Any]] = []
-    result: dict[str, Any] = {"label": args.label, "model": f"local:{args.model}"}
-    with tempfile.TemporaryDirectory(prefix="autonoma-judge-") as tmp:
-        os.environ["AUTONOMA_HOME"] = tmp
-        model = open_model(f"local:{args.model}")
-        try:
-            for goal in goals:
-                done = await judge_goal(model, goal, Path(tmp) / goal.name)
-                rows += done
-                for row in done:
-                    verdict = "passed" if row["passed"] else "failed"
-                    agrees = "(right)" if row["agrees"] else "(WRONG)"
-                    print(goal.name, row["result"], verdict, agrees, file=sys.stderr, flush=True)
-                result |= {"summary": summarise(rows), "runs": rows}
-                write_result(f"judge_{args.label}", result)
-        finally:
-            await model.aclose()
+    await each_goal(__doc__.split("\n\n")[0], "judge", judge_goal, summarise, say)
 
 
 if __name__ == "__main__":
