@@ -49,7 +49,7 @@ from autonoma.runtime.store import EventRecord
 from autonoma.templating import render
 from autonoma.tools import Workspace, WorkspaceError
 from autonoma.tools.files import text_size
-from autonoma.tools.sandbox import Sandbox, SandboxError
+from autonoma.tools.sandbox import Sandbox, SandboxError, SandboxResult
 
 CheckKind = Literal["code", "judged"]
 JUDGED_BYTES = 200_000  # of a named file shown to the judge (its start, and its size)
@@ -96,23 +96,27 @@ def made_checks(
     said: Sequence[str] = (),
     inputs: Sequence[str] = (),
     told: set[str] | None = None,
+    typed: list[Check] | None = None,
 ) -> tuple[list[Check], list[str]]:
     """The written forms made into checks, and why each that could not be was sent back.
     `said`: the task and goals, whose own values may be typed; `inputs`: the workspace's
     files they name, from which any other value is to be computed. `told`: the values
     already sent back as typed by hand (added to here); one typed again is kept as meant:
     in an everyday run the writer typed iso_dates' and reverse_lines' right lines three
-    rounds running, was sent back each time, and the task judged instead passed wrong work."""
+    rounds running, was sent back each time, and the task judged instead passed wrong work.
+    `typed`: the checks of every form with a typed value, sent back or not, are added here."""
     checks, problems = [], []
     for form in forms:
         try:
             code = form.program()
-            if isinstance(form, FileForm) and (typed := typed_by_hand(form, said, inputs)):
+            if isinstance(form, FileForm) and (why := typed_by_hand(form, said, inputs)):
+                if typed is not None:
+                    typed.append(Check(goal=min(form.goal, goals), what=form.what, code=code))
                 key = f"{form.file}\0{form.expected.strip()}"
                 if told is None or key not in told:
                     if told is not None:
                         told.add(key)
-                    raise FormError(typed)
+                    raise FormError(why)
             if isinstance(form, FunctionForm) and said and not _asks_for_a_module(said):
                 # the 1.5B writer's form for "the time in Tokyo", a function of its own
                 raise FormError(
@@ -125,22 +129,6 @@ def made_checks(
         kind: CheckKind = "judged" if form.kind == "judged" else "code"
         checks.append(Check(goal=min(form.goal, goals), what=form.what, kind=kind, code=code))
     return checks, problems
-
-
-def _typed_checks(
-    forms: Sequence[Form], goals: int, said: Sequence[str], inputs: Sequence[str]
-) -> list[Check]:
-    """The checks of the file forms whose values were typed by hand (made_checks sends them
-    back), made as they were written."""
-    found = []
-    for form in forms:
-        if isinstance(form, FileForm) and typed_by_hand(form, said, inputs):
-            try:
-                code = form.program()
-            except FormError:
-                continue
-            found.append(Check(goal=min(form.goal, goals), what=form.what, code=code))
-    return found
 
 
 class _Judgement(BaseModel):
@@ -246,17 +234,9 @@ class CheckRunner:
             return (await self._run(check, Path(root))).passed
 
     async def _run(self, check: Check, root: Path | None = None) -> CheckResult:
-        start, binds = self._start_inside(), self._binds()
-        tolerant = "0" if _ABOUT_ENDINGS.search(f"{check.what}\n{check.code}") else "1"
+        tolerant = not _ABOUT_ENDINGS.search(f"{check.what}\n{check.code}")
         try:
-            result = await self.sandbox.run(
-                [self.sandbox.python, "-I", "-c", HARNESS],
-                workspace=root or self.workspace.root,
-                stdin=check.code,
-                writable=False,
-                env={"AUTONOMA_START": start, "AUTONOMA_NEWLINE_TOLERANT": tolerant},
-                binds=binds,
-            )
+            result = await self._harness(check.code, root or self.workspace.root, tolerant)
         except SandboxError as error:
             return CheckResult(check, False, f"the check could not run: {error}")
         if result.ok:
@@ -273,24 +253,26 @@ class CheckRunner:
     async def printed(self, program: str) -> str | None:
         """What a program prints run like a check on the workspace, or None if it fails."""
         try:
-            result = await self.sandbox.run(
-                [self.sandbox.python, "-I", "-c", HARNESS],
-                workspace=self.workspace.root,
-                stdin=program,
-                writable=False,
-                env={"AUTONOMA_START": self._start_inside(), "AUTONOMA_NEWLINE_TOLERANT": "0"},
-                binds=self._binds(),
-            )
+            result = await self._harness(program, self.workspace.root, tolerant=False)
         except SandboxError:
             return None
         return result.stdout if result.ok and not result.stdout_truncated else None
 
-    def _start_inside(self) -> str:
-        return START_INSIDE if self.sandbox.isolated else str(self.start)
-
-    def _binds(self) -> list[tuple[Path, str]]:
+    async def _harness(self, code: str, root: Path, tolerant: bool) -> SandboxResult:
+        """`code` run by the check harness in the sandbox on `root`, read-only, with the
+        workspace as the run found it readable through `before(path)`."""
         inside = self.sandbox.isolated
-        return [(self.start, START_INSIDE)] if inside and self.start.is_dir() else []
+        return await self.sandbox.run(
+            [self.sandbox.python, "-I", "-c", HARNESS],
+            workspace=root,
+            stdin=code,
+            writable=False,
+            env={
+                "AUTONOMA_START": START_INSIDE if inside else str(self.start),
+                "AUTONOMA_NEWLINE_TOLERANT": "1" if tolerant else "0",
+            },
+            binds=[(self.start, START_INSIDE)] if inside and self.start.is_dir() else [],
+        )
 
     async def run_all(self, checks: Sequence[Check]) -> list[CheckResult]:
         return [await self.run(c) for c in checks if c.kind == "code"]
@@ -458,12 +440,12 @@ class CheckWriter:
                 break  # the model layer re-asked already; more would cost without helping
             written.usage = written.usage + response.usage
             written.cost_usd += response.cost_usd
+            typed_now: list[Check] = []
             checks, unmade = made_checks(
-                response.data.checks, len(goals), said=[task, *goals], inputs=inputs, told=told
-            )
-            # the last round's: two rounds' values for one file may disagree
-            said = [task, *goals]
-            typed = _typed_checks(response.data.checks, len(goals), said, inputs) or typed
+                response.data.checks, len(goals), said=[task, *goals], inputs=inputs,
+                told=told, typed=typed_now,
+            )  # fmt: skip
+            typed = typed_now or typed  # the last round's: two rounds' values may disagree
             pointers = await self._pointers(response.data.checks, there)
             checks = [c for c in checks if c.what not in pointers]
             unmade += [f"the check {what!r} {why}" for what, why in pointers.items()]
