@@ -20,6 +20,7 @@ from autonoma.agent.checks import (
 from autonoma.agent.completion import unmet_deliverables
 from autonoma.agent.loop_services import LoopServices
 from autonoma.agent.run_state import RunState
+from autonoma.agent.stated_formats import format_checks
 from autonoma.runtime.events import (
     ApprovalAnswered,
     CheckLeftOut,
@@ -55,6 +56,9 @@ async def accept_with(loop: LoopServices, state: RunState, *, fresh: bool) -> No
         if fallback:
             await loop.emit(run.id, ChecksFailed(error=written.error, discarded=written.discarded))
         checks = written.checks or [task_check(run.goal)]
+        if runner is not None:  # the formats the task states, held by programs of ours
+            there = set(await asyncio.to_thread(workspace.files))
+            checks += [c for c in format_checks(run.goal, there) if c not in checks]
         acceptance = Acceptance(
             checks, runner, Judge(loop.side_model), run.goal, state.identity.goals, workspace
         )

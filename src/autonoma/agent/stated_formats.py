@@ -1,0 +1,146 @@
+"""Checks of the date and time formats a task states, made here rather than by the model.
+
+"Write the current time in Tokyo (HH:MM, 24-hour) to tokyo.txt": the 1.5B writer put the time
+in a function form, no program check was made, the task was judged, and the judge passed a
+file holding `'09:04:27'` (quoted, with seconds; CI on 2026-11-28). Whatever the value, its
+shape is stated in the task, so a program can hold the file to it: every token written with
+the format's separator has the format's shape (two-digit hours 00-23 for HH, months 01-12 for
+MM...), at least one is there, and a one-value text file does not hold it in quotes. A format
+is stated by name (HH:MM, YYYY-MM-DD, DD/MM/YYYY...) or by example ("like 2024-03-14").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Container, Sequence
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from autonoma.agent.checks import Check
+from autonoma.agent.completion import named_files
+
+# what each letter group of a named format may hold
+_FIELDS = {
+    "YYYY": r"\d{4}",
+    "MM": r"(?:0[1-9]|1[0-2])",
+    "DD": r"(?:0[1-9]|[12]\d|3[01])",
+    "HH": r"(?:[01]\d|2[0-3])",
+    "mm": r"[0-5]\d",
+    "SS": r"[0-5]\d",
+}
+_NAMED = re.compile(
+    r"(?<![\w/.:-])(YYYY([-/.])MM\2DD|DD([-/.])MM\3YYYY|MM([-/.])DD\4YYYY|HH:MM(?::SS)?)"
+    r"(?![\w/:-]|\.\w)",
+    re.IGNORECASE,
+)
+_EXAMPLE = re.compile(
+    r"\b(?:like|e\.g\.,?|such as|for example,?|for instance,?|as in)\s+[(\"']?"
+    r"(\d{1,4}([-/.])\d{1,2}\2\d{1,4}|\d{1,2}:\d{2}(?::\d{2})?)(?![\w/:-]|\.\w)",
+    re.IGNORECASE,
+)
+_TWELVE_HOUR = re.compile(r"\b(12-hour|12 hour|am/pm|a\.m\.|p\.m\.)", re.IGNORECASE)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(])")
+# files whose text a format check can read; a program's source holds format strings of its own
+_TEXT_SUFFIXES = {"", ".txt", ".csv", ".tsv", ".md", ".log", ".json"}
+
+
+@dataclass(frozen=True)
+class StatedFormat:
+    name: str  # as the task says it: "as HH:MM", "as YYYY-MM-DD", "like 2024-03-14"
+    shape: str  # the regular expression a value in the format matches whole
+    separator: str
+
+    @property
+    def kind(self) -> str:
+        return "time" if self.separator == ":" else "date"
+
+
+def _named(text: str) -> StatedFormat:
+    upper = text.upper()
+    separator = ":" if ":" in upper else re.sub(r"[A-Z]", "", upper)[0]
+    groups = upper.split(separator)
+    if separator == ":":
+        groups = ["HH", "mm", "SS"][: len(groups)]  # MM after HH is minutes
+    shape = re.escape(separator).join(_FIELDS[g] for g in groups)
+    return StatedFormat(f"as {upper}", shape, separator)
+
+
+def _example(text: str, separator: str) -> StatedFormat:
+    widths = [len(group) for group in text.split(separator)]
+    shape = re.escape(separator).join(rf"\d{{{w}}}" for w in widths)
+    return StatedFormat(f"like {text}", shape, separator)
+
+
+def stated_formats(text: str) -> list[StatedFormat]:
+    """The date and time formats the text states, by name or by example, in order."""
+    found: dict[str, StatedFormat] = {}
+    twelve_hour = bool(_TWELVE_HOUR.search(text))
+    for match in _NAMED.finditer(text):
+        form = _named(match.group(1))
+        if not (form.kind == "time" and twelve_hour):
+            found.setdefault(form.name, form)
+    for match in _EXAMPLE.finditer(text):
+        value = match.group(1)
+        separator = match.group(2) or ":"
+        form = _example(value, separator)
+        named_already = any(f.separator == form.separator for f in found.values())
+        if not (form.kind == "time" and twelve_hour) and not named_already:
+            found.setdefault(form.name, form)
+    return list(found.values())
+
+
+def format_checks(task: str, there: Container[str]) -> list[Check]:
+    """A code check for each format the task states and the one file the same sentence says
+    to write; `there`: the workspace's files at the start, which a sentence reads rather than
+    writes, unless it names no other. The person's task only: the goals are the model's
+    words, and one of them saying HH:MM:SS where the task said HH:MM would make two checks
+    that cannot both pass."""
+    checks: dict[tuple[str, str], Check] = {}
+    for sentence in _SENTENCE_END.split(task):
+        formats = stated_formats(sentence)
+        if not formats:
+            continue
+        targets = _written(named_files([sentence]) or named_files([task]), there)
+        if len(targets) != 1:
+            continue  # none, or which file holds which value is not for a rule to guess
+        (target,) = targets
+        for form in formats:
+            checks.setdefault((target, form.name), _check(target, form))
+    return list(checks.values())
+
+
+def _written(named: Sequence[str], there: Container[str]) -> list[str]:
+    texts = [n for n in named if PurePosixPath(n).suffix.lower() in _TEXT_SUFFIXES]
+    new = [n for n in texts if n not in there]
+    return new or (texts if len(named) == 1 else [])
+
+
+def _check(file: str, form: StatedFormat) -> Check:
+    sep = re.escape(form.separator)
+    counts = "{1,2}" if form.kind == "time" else "{2}"
+    token = rf"(?<![\d{sep}])\d+(?:{sep}\d+){counts}(?![\d{sep}])"
+    quotable = PurePosixPath(file).suffix.lower() in {"", ".txt", ".md"}
+    label = file.replace("{", "{{").replace("}", "}}")
+    code = "\n".join(
+        [
+            "import re",
+            f"text = open({file!r}, encoding='utf-8').read()",
+            f"tokens = re.findall({token!r}, text)",
+            f"wrong = [t for t in tokens if not re.fullmatch({form.shape!r}, t)]",
+            f"assert tokens, f'{label} holds no {form.kind} written {form.name}: "
+            "it holds {text[:80]!r}'",
+            f"assert not wrong, f'{label} holds {{wrong[0]!r}}, which is not written {form.name}'",
+        ]
+    )
+    if quotable:
+        code += (
+            "\nvalue = text.strip()\n"
+            "assert not (len(value) > 1 and value[0] == value[-1] and value[0] in '\\'\"`'), "
+            f"f'{label} holds {{value!r}} in quotes: write the value itself'"
+        )
+    return Check(
+        goal=0,
+        what=f"{file} holds the {form.kind} written {form.name}"[:200],
+        kind="code",
+        code=code,
+    )
