@@ -212,20 +212,17 @@ def test_the_default_model_writes_the_time_in_a_city_with_the_time_server(
     offered = json.loads(autonoma(home, "tools", "--tool-settings", str(tools), "--tools", "none",
                                   "--json", timeout=120).stdout)  # fmt: skip
     assert {"time__get_current_time", "time__convert_time"} <= {t["name"] for t in offered["tools"]}
+    # whatever checks the 1.5B writer wrote (in CI on 2026-11-28 none, and its judge then
+    # passed '09:04:27'), the format and the clock the task states are held by a program
+    (checks,) = [e["data"] for e in shown["events"] if e["kind"] == "checks_written"]
+    assert "tokyo.txt holds the current time in Asia/Tokyo, written as HH:MM" in [
+        c["what"] for c in checks["checks"]
+    ]
     if outcome["status"] != "completed":
         assert outcome["reason"], trail
         return
     written = Path(outcome["workspace"], "tokyo.txt").read_text()
-    (checks,) = [e["data"] for e in shown["events"] if e["kind"] == "checks_written"]
-    if checks.get("fallback"):
-        # No check a program runs was written (the 1.5B writer puts the time in a function
-        # form), so completion rested on the task judged, and the 1.5B judge passes two wrong
-        # results in three (bench/judge.py): on 2026-11-27 it passed a guessed "23:30" at
-        # 23:14 UTC. That is #17's open defect, reported there, not asserted away here: the
-        # file must hold a time, and only a run that completed on a code check is held to the
-        # city's time.
-        assert re.fullmatch(r"\s*\d\d:\d\d\s*", written), (written, trail)
-        return
+    assert re.fullmatch(r"\s*\d\d:\d\d\s*", written), (written, trail)
     now = datetime.now(ZoneInfo("Asia/Tokyo"))
     near = {(now + timedelta(minutes=d)).strftime("%H:%M") for d in range(-10, 2)}
     assert any(t in written for t in near), (written, trail)

@@ -6,7 +6,9 @@ would have passed it."""
 from __future__ import annotations
 
 import shutil
+from datetime import datetime, timedelta
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -14,7 +16,7 @@ from autonoma.agent.checks import CheckRunner
 from autonoma.agent.identity import AgentIdentity
 from autonoma.agent.session import create_run, run_agent
 from autonoma.agent.settings import RunSettings
-from autonoma.agent.stated_formats import format_checks, stated_formats
+from autonoma.agent.stated_formats import format_checks, stated_formats, zone_named
 from autonoma.llm import ScriptedModel
 from autonoma.runtime.budget import BudgetLimits
 from autonoma.runtime.store import EventRecord, RunStore
@@ -27,6 +29,7 @@ needs_bwrap = pytest.mark.skipif(
     shutil.which("bwrap") is None, reason="bubblewrap is not installed (apt-get install bubblewrap)"
 )
 TIME_TASK = "Write the current time in Tokyo (HH:MM, 24-hour) to tokyo.txt"
+TRAIN_TASK = "Write when the last train leaves (HH:MM, 24-hour) to train.txt"
 ISO_TASK = (
     "dates.txt holds dates as month/day/year. Write them as year-month-day with two-digit "
     "months and days (like 2024-03-14), one per line in the same order, to iso.txt."
@@ -54,9 +57,26 @@ def test_formats_are_read_by_name_and_by_example() -> None:
     assert names("the file YYYY-MM-DD.log") == []
 
 
-def test_a_format_applies_to_the_one_file_its_sentence_writes() -> None:
+def test_a_current_time_or_date_is_read_with_its_place() -> None:
+    assert zone_named(TIME_TASK) == "Asia/Tokyo"
+    assert zone_named("the time in new york as HH:MM") == "America/New_York"
+    assert zone_named("today's date in UTC as YYYY-MM-DD") == "UTC"
+    assert zone_named("the time in Tokyo when it is noon in Paris") is None  # two places
+    assert zone_named("the time of the meeting") is None
     (check,) = format_checks(TIME_TASK, set())
-    assert check.what == "tokyo.txt holds the time written as HH:MM" and check.kind == "code"
+    assert check.what == "tokyo.txt holds the current time in Asia/Tokyo, written as HH:MM"
+    (check,) = format_checks("Write today's date in London as DD/MM/YYYY to day.txt", set())
+    assert check.what == "day.txt holds the current date in Europe/London, written as DD/MM/YYYY"
+    # no place, or a time that is not now: the shape alone
+    (check,) = format_checks("Write the current time as HH:MM to now.txt", set())
+    assert check.what == "now.txt holds the time written as HH:MM"
+    (check,) = format_checks(TRAIN_TASK, set())
+    assert check.what == "train.txt holds the time written as HH:MM"
+
+
+def test_a_format_applies_to_the_one_file_its_sentence_writes() -> None:
+    (check,) = format_checks(TRAIN_TASK, set())
+    assert check.kind == "code" and check.what.startswith("train.txt ")
     (check,) = format_checks(ISO_TASK, {"dates.txt"})
     assert check.what.startswith("iso.txt holds the date written like 2024-03-14")
     # a file named alone is changed in place; two new files: which holds the time is unsaid
@@ -81,20 +101,34 @@ def runner(tmp_path: Path) -> CheckRunner:
 async def test_the_time_check_holds_the_file_to_the_shape_in_the_sandbox(
     runner: CheckRunner,
 ) -> None:
-    (check,) = format_checks(TIME_TASK, set())
-    for right in ["09:04", "09:04\n", "23:59", "It is 00:00 in Tokyo.\n", "2026-11-28T09:04"]:
-        assert await runner.passes_with(check, {"tokyo.txt": right}), right
+    (check,) = format_checks(TRAIN_TASK, set())
+    for right in ["09:04", "09:04\n", "23:59", "It leaves at 00:00.\n", "2026-11-28T09:04"]:
+        assert await runner.passes_with(check, {"train.txt": right}), right
     for wrong in ["'09:04'\n", '"09:04"', "09:04:27", "9:04", "24:10", "09:61", "nine", ""]:
-        assert not await runner.passes_with(check, {"tokyo.txt": wrong}), wrong
+        assert not await runner.passes_with(check, {"train.txt": wrong}), wrong
     assert not (await runner.run(check)).passed  # not written yet: it fails before the work
-    (runner.workspace.root / "tokyo.txt").write_text("'09:04:27'\n")
+    (runner.workspace.root / "train.txt").write_text("'09:04:27'\n")
     result = await runner.run(check)
-    assert not result.passed and "tokyo.txt holds '09:04:27', which is not written as HH:MM" in (
+    assert not result.passed and "train.txt holds '09:04:27', which is not written as HH:MM" in (
         result.output
     )
-    (runner.workspace.root / "tokyo.txt").write_text("'09:04'\n")
+    (runner.workspace.root / "train.txt").write_text("'09:04'\n")
     result = await runner.run(check)
     assert "in quotes: write the value itself" in result.output
+
+
+@needs_bwrap
+async def test_the_current_time_is_held_to_the_clock_of_its_place(runner: CheckRunner) -> None:
+    (check,) = format_checks(TIME_TASK, set())
+    now = datetime.now(ZoneInfo("Asia/Tokyo"))
+    for right in [now, now - timedelta(minutes=5)]:
+        assert await runner.passes_with(check, {"tokyo.txt": f"{right:%H:%M}\n"}), right
+    guessed, utc = now + timedelta(hours=7), datetime.now(ZoneInfo("UTC"))
+    for wrong in [f"{guessed:%H:%M}", f"{utc:%H:%M}", f"{now:%H:%M:%S}"]:
+        assert not await runner.passes_with(check, {"tokyo.txt": wrong}), wrong
+    (runner.workspace.root / "tokyo.txt").write_text(f"{guessed:%H:%M}")
+    result = await runner.run(check)
+    assert f"tokyo.txt holds {guessed:%H:%M}, but the time in Asia/Tokyo now is" in result.output
 
 
 @needs_bwrap
@@ -112,21 +146,21 @@ async def test_the_date_check_holds_every_date_of_its_separator(runner: CheckRun
 
 
 @needs_bwrap
-async def test_a_time_in_the_wrong_shape_is_refused_where_the_judge_would_pass_it(
-    tmp_path: Path,
-) -> None:
+async def test_a_wrong_time_is_refused_where_the_judge_would_pass_it(tmp_path: Path) -> None:
     # no usable check written (three answers that are no JSON): the task is judged, and the
-    # stated format is held by a program besides, which refuses what the judge passes
+    # stated format and the clock are held by a program besides, which refuses what the
+    # judge passes
+    now = datetime.now(ZoneInfo("Asia/Tokyo"))
     store = RunStore(tmp_path / "runs.db")
     workspace = tmp_path / "ws"
     workspace.mkdir()
     model = ScriptedModel(
         [
             *["no json here"] * 3,
-            act("write_file", path="tokyo.txt", text="'09:04:27'\n"),
+            act("write_file", path="tokyo.txt", text=f"'{now:%H:%M:%S}'\n"),
             act("task_complete", reason="tokyo.txt holds the time"),
-            {"passed": True, "why": "09:04:27 is the time in Tokyo"},  # the judge, fooled
-            act("write_file", path="tokyo.txt", text="09:04\n"),
+            {"passed": True, "why": "it is the time in Tokyo"},  # the judge, fooled
+            act("write_file", path="tokyo.txt", text=f"{now:%H:%M}\n"),
             {"passed": True, "why": "a time in Tokyo"},
         ]
     )
@@ -149,7 +183,7 @@ async def test_a_time_in_the_wrong_shape_is_refused_where_the_judge_would_pass_i
     assert [c["kind"] for c in written["checks"]] == ["judged", "code"]
     steps = store.steps(run.id)
     assert not steps[1].ok
-    assert "tokyo.txt holds '09:04:27', which is not written as HH:MM" in (
+    assert f"tokyo.txt holds '{now:%H:%M:%S}', which is not written as HH:MM" in (
         steps[1].observation or ""
     )
     assert len(steps) == 3 and steps[2].ok  # every check passes after it: the run is done

@@ -12,8 +12,10 @@ is stated by name (HH:MM, YYYY-MM-DD, DD/MM/YYYY...) or by example ("like 2024-0
 from __future__ import annotations
 
 import re
+import zoneinfo
 from collections.abc import Container, Sequence
 from dataclasses import dataclass
+from functools import cache
 from pathlib import PurePosixPath
 
 from autonoma.agent.checks import Check
@@ -40,6 +42,10 @@ _EXAMPLE = re.compile(
 )
 _TWELVE_HOUR = re.compile(r"\b(12-hour|12 hour|am/pm|a\.m\.|p\.m\.)", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(])")
+_NOW = re.compile(r"\b(current|now|today|today's|at the moment|at present)\b", re.IGNORECASE)
+_REGIONS = ("Africa", "America", "Asia", "Atlantic", "Australia", "Europe", "Indian", "Pacific")
+_UTC = re.compile(r"\b(UTC|GMT)\b")
+NOW_MINUTES = 20  # how old a current time may be when checked: the run's steps take minutes
 # files whose text a format check can read; a program's source holds format strings of its own
 _TEXT_SUFFIXES = {"", ".txt", ".csv", ".tsv", ".md", ".log", ".json"}
 
@@ -49,6 +55,7 @@ class StatedFormat:
     name: str  # as the task says it: "as HH:MM", "as YYYY-MM-DD", "like 2024-03-14"
     shape: str  # the regular expression a value in the format matches whole
     separator: str
+    strftime: str = ""  # a named format's, to write the current value in it
 
     @property
     def kind(self) -> str:
@@ -62,7 +69,9 @@ def _named(text: str) -> StatedFormat:
     if separator == ":":
         groups = ["HH", "mm", "SS"][: len(groups)]  # MM after HH is minutes
     shape = re.escape(separator).join(_FIELDS[g] for g in groups)
-    return StatedFormat(f"as {upper}", shape, separator)
+    codes = {"YYYY": "%Y", "MM": "%m", "DD": "%d", "HH": "%H", "mm": "%M", "SS": "%S"}
+    written = separator.join(codes[g] for g in groups)
+    return StatedFormat(f"as {upper}", shape, separator, written)
 
 
 def _example(text: str, separator: str) -> StatedFormat:
@@ -89,12 +98,34 @@ def stated_formats(text: str) -> list[StatedFormat]:
     return list(found.values())
 
 
+@cache
+def _places() -> dict[str, str]:
+    """Each time zone's place as a person writes it ("new york"), with the zone."""
+    zones = sorted(z for z in zoneinfo.available_timezones() if z.split("/")[0] in _REGIONS)
+    places: dict[str, str] = {}
+    for zone in zones:
+        places.setdefault(zone.rsplit("/", 1)[-1].replace("_", " ").lower(), zone)
+    return places
+
+
+def zone_named(sentence: str) -> str | None:
+    """The one time zone a sentence names by its place (Tokyo, New York) or as UTC, or None:
+    none, or two ("from Tokyo to Paris")."""
+    words = " ".join(re.findall(r"[a-z]+", sentence.lower()))
+    found = {zone for place, zone in _places().items() if f" {place} " in f" {words} "}
+    if _UTC.search(sentence):
+        found.add("UTC")
+    return found.pop() if len(found) == 1 else None
+
+
 def format_checks(task: str, there: Container[str]) -> list[Check]:
     """A code check for each format the task states and the one file the same sentence says
     to write; `there`: the workspace's files at the start, which a sentence reads rather than
     writes, unless it names no other. The person's task only: the goals are the model's
     words, and one of them saying HH:MM:SS where the task said HH:MM would make two checks
-    that cannot both pass."""
+    that cannot both pass. A sentence asking for the current time or date in one place, in a
+    named format, has it held to the clock too: the 1.5B judge passed a guessed 16:30 for
+    Tokyo at 09:25 there (2026-11-28)."""
     checks: dict[tuple[str, str], Check] = {}
     for sentence in _SENTENCE_END.split(task):
         formats = stated_formats(sentence)
@@ -104,8 +135,9 @@ def format_checks(task: str, there: Container[str]) -> list[Check]:
         if len(targets) != 1:
             continue  # none, or which file holds which value is not for a rule to guess
         (target,) = targets
+        zone = zone_named(sentence) if _NOW.search(sentence) else None
         for form in formats:
-            checks.setdefault((target, form.name), _check(target, form))
+            checks.setdefault((target, form.name), _check(target, form, zone))
     return list(checks.values())
 
 
@@ -115,7 +147,7 @@ def _written(named: Sequence[str], there: Container[str]) -> list[str]:
     return new or (texts if len(named) == 1 else [])
 
 
-def _check(file: str, form: StatedFormat) -> Check:
+def _check(file: str, form: StatedFormat, zone: str | None = None) -> Check:
     sep = re.escape(form.separator)
     counts = "{1,2}" if form.kind == "time" else "{2}"
     token = rf"(?<![\d{sep}])\d+(?:{sep}\d+){counts}(?![\d{sep}])"
@@ -138,9 +170,32 @@ def _check(file: str, form: StatedFormat) -> Check:
             "assert not (len(value) > 1 and value[0] == value[-1] and value[0] in '\\'\"`'), "
             f"f'{label} holds {{value!r}} in quotes: write the value itself'"
         )
+    what = f"{file} holds the {form.kind} written {form.name}"
+    if zone and form.strftime:
+        code += "\n" + _now_lines(label, form, zone)
+        what = f"{file} holds the current {form.kind} in {zone}, written {form.name}"
     return Check(
         goal=0,
-        what=f"{file} holds the {form.kind} written {form.name}"[:200],
+        what=what[:200],
         kind="code",
         code=code,
+    )
+
+
+def _now_lines(label: str, form: StatedFormat, zone: str) -> str:
+    """The check's lines that hold the value to the clock in `zone`, a few minutes late at
+    most (seconds are not compared)."""
+    written = form.strftime.removesuffix(":%S")
+    return "\n".join(
+        [
+            "from datetime import datetime, timedelta",
+            "from zoneinfo import ZoneInfo",
+            f"now = datetime.now(ZoneInfo({zone!r}))",
+            f"near = {{(now - timedelta(minutes=m)).strftime({written!r}) "
+            f"for m in range(-2, {NOW_MINUTES + 1})}}",
+            f"said = now.strftime({written!r})",
+            "shown = ', '.join(tokens)",
+            "assert any(t[: len(said)] in near for t in tokens), "
+            f"f'{label} holds {{shown}}, but the {form.kind} in {zone} now is {{said}}'",
+        ]
     )
