@@ -139,6 +139,7 @@ async def main() -> None:
     parser.add_argument("--runs", type=int, default=6)
     parser.add_argument("--max-steps", type=int, default=8)
     parser.add_argument("--skip-model", action="store_true", help="start-up figures only")
+    parser.add_argument("--label", help="names the result file: mcp_servers_LABEL.json")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="autonoma-mcp-") as tmp:
         root = Path(tmp)
@@ -147,7 +148,8 @@ async def main() -> None:
             print(row)
         choice = None if args.skip_model else await tool_choice(args.runs, args.max_steps, root)
     write_result(
-        "mcp_servers", {"start_up": starts, "tool_choice": choice, "max_steps": args.max_steps}
+        f"mcp_servers_{args.label}" if args.label else "mcp_servers",
+        {"start_up": starts, "tool_choice": choice, "max_steps": args.max_steps},
     )
 
 
