@@ -62,3 +62,41 @@ def test_a_finishing_reason_quoting_words_in_single_quotes_is_put_in_double_quot
     # two texts of another call are not made one
     two = "write_file('c.txt', 'holds 'red' and 'blue'')"
     assert mend_json_slips(two) == two
+
+
+def test_line_breaks_a_json_grammar_took_are_put_back() -> None:
+    # three steps of one everyday run (iso_dates, 2026-11-28): the indentation was written,
+    # the break before it was not
+    run_together = (
+        "with open('iso.txt', 'w') as out:    for line in open('dates.txt'):        "
+        "parts = line.split('/')        year = parts[2]"
+    )
+    assert mend_json_slips(run_together) == (
+        "with open('iso.txt', 'w') as out:\n    for line in open('dates.txt'):\n"
+        "        parts = line.split('/')\n        year = parts[2]"
+    )
+    # no gap at all after a closing bracket, one space between statements
+    glued = "def day(d):    return d[-2:]dates = read_file('dates.txt').split('\\n')"
+    assert mend_json_slips(glued) == (
+        "def day(d):\n    return d[-2:]\ndates = read_file('dates.txt').split('\\n')"
+    )
+    spaced = "with open('s.csv') as f: rows = f.readlines() total = len(rows)"
+    assert (
+        mend_json_slips(spaced)
+        == "with open('s.csv') as f: rows = f.readlines()\ntotal = len(rows)"
+    )
+    # four spaces between statements at the top level: a break, not an indentation
+    assert mend_json_slips("x = 'a    b'    y = 2") == "x = 'a    b'\ny = 2"
+
+
+def test_gaps_that_are_python_are_left_alone() -> None:
+    for good in [
+        "def slugify(t):    return t.lower()\nprint(slugify('A'))",  # a one-line body
+        "x = 1    # a comment",
+        "y = [f(x)for x in z]\nw = f(x)if y else z",
+        "print('a    b')",
+    ]:
+        assert mend_json_slips(good) == good
+    # nothing it can make whole: unchanged
+    assert mend_json_slips("x = (1,\n     2)    y = 3") == "x = (1,\n     2)    y = 3"
+    assert mend_json_slips("x = 1    y z = 2") == "x = 1    y z = 2"

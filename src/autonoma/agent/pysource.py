@@ -12,6 +12,14 @@ a quoted argument: `task_complete('colors.txt holds 'red', 'green' and 'blue'')`
 does not compile, an apostrophe between two letters on it is escaped, or the one argument of
 `task_complete` or `print` is put in double quotes, if that makes the line whole.
 
+Under a JSON grammar a raw line break cannot be written inside a string at all, and the 1.5B
+model then writes the next line's indentation without the break before it: `for line in
+f:    parts = line.split('/')    year = parts[2]` (three steps of one everyday run, each a
+SyntaxError), or nothing at all: `...date_str[-2:]])dates = read_file(...)`. Where a line
+does not compile, a gap of four spaces or more before a name, or a name right after a closing
+bracket (outside strings), is taken for a lost line break, if putting it back makes the line
+whole.
+
 The JSON around the program slips in too: a program ending in `write_file(...)}` carries the
 object's closing brace. A closing bracket the compiler calls unmatched, followed by nothing but
 closing brackets to the program's end, is dropped.
@@ -19,7 +27,10 @@ closing brackets to the program's end, is dropped.
 
 from __future__ import annotations
 
+import io
+import itertools
 import re
+import tokenize
 
 UNTERMINATED = ("unterminated string literal", "unterminated f-string", "EOL while scanning")
 
@@ -42,6 +53,9 @@ def mend_json_slips(code: str, most: int = 50) -> str:
                 code = "\n".join([*ending[:-1], ending[-1][:at] + rest[1:]])
                 continue
             if (mended := _escape_apostrophes(lines, line)) is not None:
+                code = mended
+                continue
+            if (mended := _restore_line_breaks(lines, line)) is not None:
                 code = mended
                 continue
             if not message.startswith(UNTERMINATED) or not 0 < line < len(lines):
@@ -73,6 +87,64 @@ def _escape_apostrophes(lines: list[str], line: int) -> str | None:
                 continue
         return code
     return None
+
+
+def _restore_line_breaks(lines: list[str], line: int) -> str | None:
+    """The program with each lost line break on line `line` put back (`_lost_breaks`),
+    indented as far as the gap was wide, or that far beyond the line's own indentation, or
+    as far as the line itself, if the program then compiles up to past those lines; else
+    None."""
+    if not 0 < line <= len(lines):
+        return None
+    text = lines[line - 1]
+    gaps = _lost_breaks(text)
+    if not gaps:
+        return None
+    own = len(text) - len(text.lstrip(" "))
+    widths = [end - start if end - start >= 4 else own for start, end in gaps]
+    tries = [widths, [own + w if w != own else w for w in widths], [own] * len(gaps)]
+    for indents in dict.fromkeys(tuple(t) for t in tries):
+        pieces, last = [], 0
+        for start, end in gaps:
+            pieces.append(text[last:start])
+            last = end
+        pieces.append(text[last:])
+        rest = zip(indents, pieces[1:], strict=True)
+        broken = pieces[0] + "".join(f"\n{' ' * w}{p}" for w, p in rest)
+        code = "\n".join([*lines[: line - 1], broken, *lines[line:]])
+        try:
+            compile(code, "program.py", "exec")
+        except SyntaxError as error:
+            if (error.lineno or 0) <= line + len(gaps):
+                continue
+        return code
+    return None
+
+
+# names that go on an expression after a closing bracket: f(x)if y else z, [f(x)for x in y]
+_GOES_ON = {"if", "else", "for", "in", "is", "and", "or", "not", "as", "async", "from"}
+
+
+def _lost_breaks(text: str) -> list[tuple[int, int]]:
+    """Where on a line of Python a line break seems lost before a name: after four spaces or
+    more, or right after a closing bracket (`...])dates = ...`). The columns each gap starts
+    and ends at; none inside a string, none before a comment."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text + "\n").readline))
+    except (tokenize.TokenError, SyntaxError):
+        return []
+    skip = {tokenize.INDENT, tokenize.DEDENT, tokenize.NEWLINE, tokenize.NL}
+    return [
+        (before.end[1], token.start[1])
+        for before, token in itertools.pairwise(tokens)
+        if token.type == tokenize.NAME
+        and before.type not in skip
+        and before.end[0] == token.start[0] == 1
+        and (
+            token.start[1] - before.end[1] >= 4
+            or (before.string in (")", "]", "}") and token.string not in _GOES_ON)
+        )
+    ]
 
 
 _APOSTROPHE = re.compile(r"(?<=[^\W\d_])'(?=[^\W\d_])")
