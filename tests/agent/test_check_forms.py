@@ -255,6 +255,31 @@ def test_a_value_typed_by_hand_is_sent_back_unless_the_task_states_it() -> None:
     assert made_checks([_form(computed)], 1, said=said, inputs=["scores.txt"])[0]
 
 
+def test_a_text_of_the_writers_own_is_never_kept() -> None:
+    """In both of CI's seeded demo runs (2026-11-28) the 1.5B writer expected a haiku of its
+    own, word for word: no other haiku could pass. Sent back every time, and not among the
+    typed values kept when nothing else is written; short answers and stated words stay."""
+    haiku = {"kind": "file", "file": "haiku.txt", "holds": "lines",
+             "expected": "['The leaves fall, the air is crisp', 'A gentle breeze whispers "
+             "secrets', 'Autumn's beauty fades']"}  # fmt: skip
+    said = ["Write a haiku about autumn to haiku.txt"]
+    told: set[str] = set()
+    for _ in range(3):
+        typed: list[Check] = []
+        checks, problems = made_checks([_form(haiku)], 1, said=said, told=told, typed=typed)
+        assert not checks and not typed
+        assert "a text of your own: the work writes its own words" in problems[0]
+    capital = {"kind": "file", "file": "capital.txt", "holds": "text", "expected": "'Paris'"}
+    assert made_checks([_form(capital)], 1, said=["Write the capital of France to capital.txt"])[0]
+    stated = haiku | {"expected": "['leaves fall slowly', 'the cold wind', 'autumn ends']"}
+    task = [
+        "Write these three lines to haiku.txt: leaves fall slowly / the cold wind / autumn ends"
+    ]
+    assert made_checks([_form(stated)], 1, said=task)[0]
+    counted = haiku | {"holds": "number", "expected": "3", "file": "count.txt"}
+    assert made_checks([_form(counted)], 1, said=said)[0]
+
+
 def test_a_function_form_is_for_a_task_that_asks_for_a_function() -> None:
     """For "the time in Tokyo" the 1.5B writer wrote a function form of its own making."""
     clock = {"kind": "function", "module": "clock.py", "function": "now",

@@ -119,6 +119,30 @@ def typed_by_hand(form: FileForm, texts: Sequence[str], inputs: Sequence[str]) -
     )
 
 
+def made_up(form: FileForm, texts: Sequence[str], inputs: Sequence[str]) -> str:
+    """Why a file form's expected value is a text of the writer's own, or "": a literal of
+    four words or more that neither the task states nor any input file could give (there is
+    none). For "Write a haiku about autumn to haiku.txt" the 1.5B writer expected a haiku of
+    its own, word for word, in both of CI's seeded runs (2026-11-28): no other haiku could
+    pass, and both runs spent their steps on it. Never kept, however often it is written."""
+    if inputs:
+        return ""  # a value the inputs hold is typed_by_hand's to ask about
+    source = mend_json_slips(form.expected.strip())
+    try:
+        value = ast.literal_eval(source)
+    except (ValueError, SyntaxError, RecursionError, MemoryError):
+        return ""  # an expression, or words typed_by_hand reads
+    said = set(re.findall(r"[^\W\d_]+", " ".join(texts).lower()))
+    own = set(re.findall(r"[^\W\d_]+", str(value).lower())) - said
+    if len(own) < 4:
+        return ""
+    return (
+        f"has expected {source[:60]!r}, a text of your own: the work writes its own words, "
+        "which no check can know before it. Check what the task fixes (how many lines, a "
+        'word the file must hold) with a "code" check, and judge the rest'
+    )
+
+
 class Call(BaseModel):
     args: str = Field(max_length=300, description="the call's arguments, as Python: 'a', 2")
     returns: str = Field(min_length=1, max_length=300, description="the value it must return")

@@ -33,6 +33,7 @@ from autonoma.agent.check_forms import (
     Form,
     FormError,
     FunctionForm,
+    made_up,
     points_elsewhere,
     typed_by_hand,
 )
@@ -109,6 +110,8 @@ def made_checks(
     for form in forms:
         try:
             code = form.program()
+            if isinstance(form, FileForm) and (why := made_up(form, said, inputs)):
+                raise FormError(why)
             if isinstance(form, FileForm) and (why := typed_by_hand(form, said, inputs)):
                 if typed is not None:
                     typed.append(Check(goal=min(form.goal, goals), what=form.what, code=code))
