@@ -31,6 +31,7 @@ import io
 import itertools
 import re
 import tokenize
+from collections.abc import Iterable
 
 UNTERMINATED = ("unterminated string literal", "unterminated f-string", "EOL while scanning")
 
@@ -78,12 +79,18 @@ def _escape_apostrophes(lines: list[str], line: int) -> str | None:
     call = _QUOTED_ARGUMENT.fullmatch(text)
     if call and '"' not in call["body"]:  # task_complete('holds 'red', 'green' and 'blue'')
         tries.append(f'{call["head"]}"{call["body"]}"{call["tail"]}')
-    for escaped in tries:
-        code = "\n".join([*lines[: line - 1], escaped, *lines[line:]])
+    return _first_whole(lines, line, tries)
+
+
+def _first_whole(lines: list[str], line: int, rewrites: Iterable[str]) -> str | None:
+    """The program with line `line` replaced by the first of `rewrites` (each one or more
+    lines) after which it compiles up to past the rewritten lines; else None."""
+    for rewrite in rewrites:
+        code = "\n".join([*lines[: line - 1], rewrite, *lines[line:]])
         try:
             compile(code, "program.py", "exec")
         except SyntaxError as error:
-            if (error.lineno or 0) <= line:
+            if (error.lineno or 0) <= line + rewrite.count("\n"):
                 continue
         return code
     return None
@@ -103,22 +110,15 @@ def _restore_line_breaks(lines: list[str], line: int) -> str | None:
     own = len(text) - len(text.lstrip(" "))
     widths = [end - start if end - start >= 4 else own for start, end in gaps]
     tries = [widths, [own + w if w != own else w for w in widths], [own] * len(gaps)]
-    for indents in dict.fromkeys(tuple(t) for t in tries):
-        pieces, last = [], 0
-        for start, end in gaps:
-            pieces.append(text[last:start])
-            last = end
-        pieces.append(text[last:])
+    starts = [0, *(end for _, end in gaps)]
+    ends = [*(start for start, _ in gaps), len(text)]
+    pieces = [text[a:b] for a, b in zip(starts, ends, strict=True)]
+
+    def broken(indents: tuple[int, ...]) -> str:
         rest = zip(indents, pieces[1:], strict=True)
-        broken = pieces[0] + "".join(f"\n{' ' * w}{p}" for w, p in rest)
-        code = "\n".join([*lines[: line - 1], broken, *lines[line:]])
-        try:
-            compile(code, "program.py", "exec")
-        except SyntaxError as error:
-            if (error.lineno or 0) <= line + len(gaps):
-                continue
-        return code
-    return None
+        return pieces[0] + "".join(f"\n{' ' * w}{p}" for w, p in rest)
+
+    return _first_whole(lines, line, map(broken, dict.fromkeys(tuple(t) for t in tries)))
 
 
 # names that go on an expression after a closing bracket: f(x)if y else z, [f(x)for x in y]
