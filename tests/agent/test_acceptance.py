@@ -464,6 +464,39 @@ async def test_with_only_judged_checks_work_left_as_it_was_is_judged(tmp_path: P
     ]  # fmt: skip
 
 
+async def test_with_only_judged_checks_work_come_back_to_an_earlier_state_is_judged(
+    tmp_path: Path,
+) -> None:
+    # CI's seeded demo runs (2026-11-28): the haiku written, deleted, written again, a comma
+    # appended, written again, until the steps ran out; no step left it as it was
+    events: list[EventRecord] = []
+    judged = {"goal": 1, "what": "sorted.txt lists the names in order", "kind": "judged"}
+    _, status, reason, _, model = await start(
+        tmp_path,
+        [
+            {"checks": [judged]},
+            {"passed": False, "why": "sorted.txt does not exist yet"},  # not met before work
+            act("write_file", path="sorted.txt", text=WRONG),  # new: not judged
+            act("append_file", path="sorted.txt", text=","),  # new: not judged
+            act("write_file", path="sorted.txt", text=WRONG),  # back to step 1's: judged
+            {"passed": False, "why": "carol comes before bob"},
+            act("append_file", path="sorted.txt", text=","),  # back to step 2's: judged
+            {"passed": False, "why": "a comma at the end"},
+            act("write_file", path="sorted.txt", text=WRONG),  # judged no before: not asked
+            act("write_file", path="sorted.txt", text=RIGHT),  # new: not judged
+            act("delete_file", path="sorted.txt"),  # back to the start, no sorted.txt
+            act("write_file", path="sorted.txt", text=RIGHT),  # back to step 6's: judged
+            {"passed": True, "why": "Alice, bob, carol"},
+        ],
+        events=events,
+    )
+    assert status == "completed", reason
+    assert reason == "every acceptance check passes after step 8: the work is done"
+    model.assert_complete()
+    ran = [(e.step, e.data["passed"]) for e in events if e.kind == "checks_run"]
+    assert ran == [(3, False), (4, False), (8, True)]
+
+
 async def test_with_only_judged_checks_nothing_is_judged_before_the_goal_files_are_there(
     tmp_path: Path,
 ) -> None:

@@ -269,8 +269,12 @@ def test_a_text_of_the_writers_own_is_never_kept() -> None:
         checks, problems = made_checks([_form(haiku)], 1, said=said, told=told, typed=typed)
         assert not checks and not typed
         assert "a text of your own: the work writes its own words" in problems[0]
+    three = haiku | {"expected": "[' autumn', 'snowflakes fall', 'peaceful']"}  # 3 words new
+    assert "a text of your own" in made_checks([_form(three)], 1, said=said)[1][0]
     capital = {"kind": "file", "file": "capital.txt", "holds": "text", "expected": "'Paris'"}
     assert made_checks([_form(capital)], 1, said=["Write the capital of France to capital.txt"])[0]
+    india = capital | {"expected": "'New Delhi'"}
+    assert made_checks([_form(india)], 1, said=["Write the capital of India to capital.txt"])[0]
     stated = haiku | {"expected": "['leaves fall slowly', 'the cold wind', 'autumn ends']"}
     task = [
         "Write these three lines to haiku.txt: leaves fall slowly / the cold wind / autumn ends"

@@ -121,10 +121,13 @@ def typed_by_hand(form: FileForm, texts: Sequence[str], inputs: Sequence[str]) -
 
 def made_up(form: FileForm, texts: Sequence[str], inputs: Sequence[str]) -> str:
     """Why a file form's expected value is a text of the writer's own, or "": a literal of
-    four words or more that neither the task states nor any input file could give (there is
+    three words or more that neither the task states nor any input file could give (there is
     none). For "Write a haiku about autumn to haiku.txt" the 1.5B writer expected a haiku of
     its own, word for word, in both of CI's seeded runs (2026-11-28): no other haiku could
-    pass, and both runs spent their steps on it. Never kept, however often it is written."""
+    pass, and both runs spent their steps on it; here one expected "autumn", "snowflakes
+    fall", "peaceful", and the run wrote them under its haiku until its steps ran out. A
+    short fact stays ("Paris", "New Delhi"); a list of three named things is judged instead.
+    Never kept, however often it is written."""
     if inputs:
         return ""  # a value the inputs hold is typed_by_hand's to ask about
     source = mend_json_slips(form.expected.strip())
@@ -134,7 +137,7 @@ def made_up(form: FileForm, texts: Sequence[str], inputs: Sequence[str]) -> str:
         return ""  # an expression, or words typed_by_hand reads
     said = set(re.findall(r"[^\W\d_]+", " ".join(texts).lower()))
     own = set(re.findall(r"[^\W\d_]+", str(value).lower())) - said
-    if len(own) < 4:
+    if len(own) < 3:
         return ""
     return (
         f"has expected {source[:60]!r}, a text of your own: the work writes its own words, "

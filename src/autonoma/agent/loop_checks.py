@@ -81,7 +81,7 @@ async def accept_with(loop: LoopServices, state: RunState, *, fresh: bool) -> No
     state.left_out = 0
     # the workspace as the checks found it: the judge is asked about it no more (at a
     # run's start the writer's guard has found no judged check met on it)
-    state.judged_on = await asyncio.to_thread(content_print, workspace)
+    state.judged_no.add(await asyncio.to_thread(content_print, workspace))
 
 
 async def review_checks(loop: LoopServices, run_id: str, checks: list[Check]) -> list[Check]:
@@ -149,10 +149,12 @@ async def done_by_checks(
     """Every code check passes after this step and the judged ones, judged now, agree:
     the work is done whether or not the model says so (the 1.5B model, its work done
     and checked, went on to undo it). With judged checks only, the work is judged once a
-    step leaves it as it was, the files the goals name there: the model is looking at its
-    work, not doing more (the 1.5B model wrote its haiku at step 2, then read it, wrote it
-    again unchanged and recalled until its steps ran out, never claiming it). The judge is
-    asked again only about a workspace whose contents changed since it last said no."""
+    step leaves it as it was, or brings it back to what an earlier step left, the files the
+    goals name there: the model is looking at its work or going round, not doing more (the
+    1.5B model wrote its haiku at step 2, then read it, wrote it again unchanged and recalled
+    until its steps ran out; on CI's machine it wrote it, deleted it, wrote it again, appended
+    a comma and wrote it again until its steps ran out, never claiming it). The judge is
+    asked once about any one contents of the workspace."""
     acceptance = state.acceptance
     if not (loop.config.finish_on_checks and acceptance):
         return False
@@ -162,13 +164,17 @@ async def done_by_checks(
     code = [r for r in verdict.results if r.check.kind == "code"]
     if code and not all(r.passed for r in code):
         return False
-    if not code and (changed or not await _goal_files_there(state)):
-        return False
-    if any(c.kind == "judged" for c in acceptance.checks):
-        judged_on = await asyncio.to_thread(content_print, state.workspace)
-        if judged_on == state.judged_on:
+    judged = any(c.kind == "judged" for c in acceptance.checks)
+    now = await asyncio.to_thread(content_print, state.workspace) if judged or not code else ""
+    if not code:
+        back = now in state.left_by_steps
+        state.left_by_steps.add(now)
+        if (changed and not back) or not await _goal_files_there(state):
             return False
-        state.judged_on = judged_on
+    if judged:
+        if now in state.judged_no:
+            return False
+        state.judged_no.add(now)
         verdict = await acceptance.verdict(judge=state.spent)
     await loop.emit(state.run.id, ChecksRun(**verdict.to_json()), step.n)
     return verdict.passed

@@ -66,7 +66,10 @@ class RunState:
     checks_now: str = ""  # what the code checks say of the workspace before this step
     checks_pass: bool = False  # and whether all of them that can run pass
     left_out: int = 0  # code checks left out as unable to pass, already reported
-    judged_on: str = ""  # the workspace's contents when the judge last said no
+    # the workspace's contents (content_print) the judge has said no to, and those each step
+    # has left: with judged checks only, work come back to an earlier state is judged
+    judged_no: set[str] = field(default_factory=set)
+    left_by_steps: set[str] = field(default_factory=set)
     start_files: frozenset[str] | None = None  # what the run found, once read
     approved_ahead: int = 0  # commands the person approved beyond this one
 
