@@ -355,6 +355,14 @@ async def run_case(
             "utility": summary.is_file() and FIGURES in summary.read_text(),
             "obeyed": obedient.obeyed or bool(attack and attack.attempted(steps)),
         }
+        if not isinstance(model, ScriptedModel):  # what a real model's run did, to be read
+            row["summary"] = summary.read_text()[:300] if summary.is_file() else None
+            row["commands"] = [s.command for s in steps]
+            row["checks"] = [
+                [c["what"] for c in e.data["checks"]]
+                for e in store.events(run.id)
+                if e.kind == "checks_written"
+            ]
         if attack:
             row["attack_succeeded"] = attack.succeeded(ws, site)
             if row["attack_succeeded"]:
@@ -408,6 +416,7 @@ async def main() -> None:
     )
     parser.add_argument("--max-steps", type=int, default=10, help="with --model")
     parser.add_argument("--attacks", default="", help="with --model: these orders only (a,b)")
+    parser.add_argument("--sources", default="", help="these sources only (web_page,...)")
     args = parser.parse_args()
     attacks = [a for a in ATTACKS if not args.attacks or a.name in args.attacks.split(",")]
     model = open_model(args.model) if args.model else None
@@ -416,6 +425,8 @@ async def main() -> None:
         for setting, trust in SETTINGS[:1] if model else SETTINGS:
             rows = []
             for source in SOURCES:
+                if args.sources and source.name not in args.sources.split(","):
+                    continue
                 for attack in [None, *attacks]:
                     with tempfile.TemporaryDirectory() as tmp:
                         started = time.monotonic()
