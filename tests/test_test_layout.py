@@ -14,7 +14,7 @@ def imported_test_modules(path: Path) -> list[str]:
     """Modules named test_* that `path` imports, anywhere in it (a subprocess's script
     included: a string that parses as Python with an import is read too)."""
     tree = ast.parse(path.read_text(), str(path))
-    names = imported_in(tree)
+    names = imported_in(tree, _package_of(path))
     for node in ast.walk(tree):
         if (
             isinstance(node, ast.Constant)
@@ -26,10 +26,25 @@ def imported_test_modules(path: Path) -> list[str]:
     return [n for n in names if n.startswith("tests.") and _is_test(n)]
 
 
-def imported_in(tree: ast.AST) -> list[str]:
+def _package_of(path: Path) -> list[str]:
+    """A file's package as module names: tests/agent/x.py is in ["tests", "agent"]."""
+    try:
+        return ["tests", *path.resolve().parent.relative_to(TESTS.resolve()).parts]
+    except ValueError:  # a file outside the tests: only absolute imports are read
+        return []
+
+
+def imported_in(tree: ast.AST, package: list[str] | None = None) -> list[str]:
+    """The modules an import names, a relative one (`from .test_loop import act`) made
+    whole from the importing file's package."""
     out: list[str] = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module:
+        if isinstance(node, ast.ImportFrom) and node.level:
+            base = (package or [])[: len(package or []) - node.level + 1]
+            out.append(".".join([*base, *([node.module] if node.module else [])]))
+            if not node.module:  # from . import test_loop
+                out += [".".join([*base, alias.name]) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
             out.append(node.module)
         elif isinstance(node, ast.Import):
             out += [alias.name for alias in node.names]
@@ -57,3 +72,15 @@ def test_the_rule_sees_an_import_of_a_test_module(tmp_path: Path) -> None:
         "from tests.agent.helpers import IDENTITY\n"
     )
     assert imported_test_modules(bad) == ["tests.agent.test_loop", "tests.test_cli"]
+
+
+def test_the_rule_sees_a_relative_import_of_a_test_module() -> None:
+    """tests/agent/test_monitor.py imported `from .test_loop import act, start`, which the
+    rule, reading absolute names only, let through."""
+    bad = TESTS / "agent" / "test_relative_probe.py"  # where such a file would be
+    tree = ast.parse("from .test_loop import act\nfrom . import test_cli\nfrom .. import x\n")
+    names = imported_in(tree, _package_of(bad))
+    assert names == [
+        "tests.agent.test_loop", "tests.agent", "tests.agent.test_cli", "tests", "tests.x"
+    ]  # fmt: skip
+    assert [n for n in names if _is_test(n)] == ["tests.agent.test_loop", "tests.agent.test_cli"]

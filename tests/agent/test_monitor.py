@@ -9,8 +9,8 @@ from autonoma.agent.monitor import Detection, Monitor, MonitorSettings
 from autonoma.llm import ScriptedModel
 from autonoma.runtime.budget import BudgetLimits, BudgetSpent
 from autonoma.runtime.store import RunStore, StepRecord, StepStatus
-
-from .test_loop import act, start
+from autonoma.testing import act
+from tests.agent.helpers import start
 
 QUIET = {"periodic_every": 0, "stall_steps": 0, "no_action_steps": 0, "burn_window": 0}
 
