@@ -8,9 +8,12 @@ import re
 from pathlib import Path
 
 import pytest
+import typer.main
 
 from autonoma import RunSettings, RunStore, resume
 from autonoma.agent.settings import SETTINGS_VERSION, migrate
+from autonoma.cli import app
+from autonoma.cli_settings import OPTION_OF, about
 from autonoma.testing import ScriptedModel, act
 from tests.agent.helpers import IDENTITY
 from tests.cli_helpers import HAIKU, cli, one_line_error, scripted, spec
@@ -225,3 +228,20 @@ def test_help_shows_flags_as_typed_and_the_version(home: Path) -> None:
     assert "AUTONOMA_MODEL" in shown
     version = cli(home, "--version")
     assert version.returncode == 0 and version.stdout.startswith("autonoma ")
+
+
+def test_an_option_that_sets_a_setting_says_what_its_docstring_says(home: Path) -> None:
+    """--help, the exported schema and docs/library.md read one text: the field's docstring.
+    Bounds come from the settings' own validation, in the one-line form."""
+    command = typer.main.get_command(app).commands["run"]  # type: ignore[attr-defined]
+    helps = {param.name: param.help for param in command.params}
+    for path, option in OPTION_OF.items():
+        if option != "max_minutes":  # minutes here, the setting's seconds there
+            assert helps[option] == about(path), option
+    assert "openai:MODEL[@URL]" in cli(home, "run", "--help").stdout  # not taken as markup
+    for options, said in [
+        (["--max-steps", "0"], "--max-steps: Input should be greater than or equal to 1"),
+        (["--self-reflect", "--trials", "9"], "--trials: Input should be less than or equal to 5"),
+        (["--max-minutes", "0"], "--max-minutes: Input should be greater than 0"),
+    ]:
+        assert said in one_line_error(cli(home, "run", "x", *options))

@@ -47,6 +47,7 @@ from autonoma.cli_models import fetch_progress, load_model
 from autonoma.cli_runs import runs_app
 from autonoma.cli_settings import (
     SAME_NAME,
+    about,
     given,
     read_settings_file,
     run_settings,
@@ -270,212 +271,203 @@ def drive(
 @app.command()
 def run(
     context: typer.Context,
-    goal: str = typer.Argument(..., help="what the agent should achieve"),
+    goal: str = typer.Argument(..., help="What the agent should achieve."),
     settings_file: Path | None = typer.Option(
         None,
         "--settings",
-        help="a TOML or JSON file of run settings (docs/library.md); options given here win",
+        help="A TOML or JSON file of run settings (docs/library.md); options given here win.",
     ),
     model: str = typer.Option(
         DEFAULT_MODEL,
         "--model",
         "-m",
         envvar="AUTONOMA_MODEL",
-        help="a model spec (docs/llm.md)",
+        help=about("model"),
     ),
     workspace: Path | None = typer.Option(
-        None, "--workspace", "-w", help="the directory the agent works in (default: per run)"
+        None, "--workspace", "-w", help="The directory the agent works in (default: per run)."
     ),
-    max_steps: int = typer.Option(30, "--max-steps", min=1, help="step limit"),
+    max_steps: int = typer.Option(30, "--max-steps", help=about("limits.max_steps")),
     max_tokens: int | None = typer.Option(
-        None, "--max-tokens", min=1, help="token limit", rich_help_panel="Budget"
+        None, "--max-tokens", help=about("limits.max_tokens"), rich_help_panel="Budget"
     ),
     budget_usd: float | None = typer.Option(
-        None, "--budget-usd", min=0, help="cost limit", rich_help_panel="Budget"
+        None, "--budget-usd", help=about("limits.max_usd"), rich_help_panel="Budget"
     ),
     max_minutes: float | None = typer.Option(
-        None, "--max-minutes", min=0.01, help="wall-time limit", rich_help_panel="Budget"
+        None,
+        "--max-minutes",
+        help="Minutes of wall clock, at most; a step in progress is cut at the limit.",
+        rich_help_panel="Budget",
     ),
-    continuous: bool = typer.Option(
-        False, "--continuous", help="run risky commands without asking for approval"
-    ),
-    as_json: bool = typer.Option(False, "--json", help="print only a JSON result on stdout"),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="one line per step"),
+    continuous: bool = typer.Option(False, "--continuous", help=about("continuous")),
+    as_json: bool = typer.Option(False, "--json", help="Print only a JSON result on stdout."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="One line per step."),
     name: str | None = typer.Option(
-        None, "--name", help="the agent's name (skip generation)", rich_help_panel="Identity"
+        None, "--name", help="The agent's name (skip generation).", rich_help_panel="Identity"
     ),
     role: str | None = typer.Option(
-        None, "--role", help="the agent's one-line role", rich_help_panel="Identity"
+        None, "--role", help="The agent's one-line role.", rich_help_panel="Identity"
     ),
     goals: list[str] = typer.Option(
-        [], "--goal", help="a concrete goal (up to 5)", rich_help_panel="Identity"
+        [], "--goal", help="A concrete goal (up to 5).", rich_help_panel="Identity"
     ),
-    seed: int | None = typer.Option(
-        None, "--seed", help="sampling seed: the same goal, model and seed replay the same run"
-    ),
+    seed: int | None = typer.Option(None, "--seed", help=about("seed")),
     memory: bool = typer.Option(
         True,
         "--memory/--no-memory",
-        help="long-term memory, reflection, rolling summary",
+        help=about("memory.enabled"),
         rich_help_panel="Memory",
     ),
     memory_of: str | None = typer.Option(
         None,
         "--memory-of",
-        help="continue the long-term memory of an earlier run (its id)",
+        help=about("memory.agent"),
         rich_help_panel="Memory",
     ),
     importance: str = typer.Option(
         "model",
         "--importance",
-        help="how memories are rated: model (the paper's) or heuristic",
+        help=about("memory.importance"),
         rich_help_panel="Memory",
     ),
     embedder: str = typer.Option(
         "auto",
         "--embedder",
         envvar="AUTONOMA_EMBEDDER",
-        help="memory embeddings: auto (MiniLM if installed), minilm or lexical",
+        help=about("memory.embedder"),
         rich_help_panel="Memory",
     ),
     strategy: str = typer.Option(
         "loop",
         "--strategy",
-        help="loop: one agent loop (AutoGPT); plan: a task graph, ready tasks run at once",
+        help=about("strategy"),
         rich_help_panel="Planning",
     ),
     concurrency: int = typer.Option(
-        4, "--concurrency", min=1, help="plan: tasks at once", rich_help_panel="Planning"
+        4, "--concurrency", help=about("planning.concurrency"), rich_help_panel="Planning"
     ),
     task_steps: int = typer.Option(
         15,
         "--task-steps",
-        min=1,
-        help="plan: step limit of one attempt at one task",
+        help=about("planning.task_steps"),
         rich_help_panel="Planning",
     ),
     subagents: bool = typer.Option(
         False,
         "--subagents",
-        help="let the agent start and message sub-agents",
+        help=about("subagents"),
         rich_help_panel="Planning",
     ),
     create_tasks: bool = typer.Option(
         False,
         "--create-tasks",
-        help="plan: after each result the model may add and re-order",
+        help=about("planning.create_tasks"),
         rich_help_panel="Planning",
     ),
     replans: int = typer.Option(
         2,
         "--replans",
-        min=0,
-        help="plan: revisions of the rest after a task fails for good",
+        help=about("planning.replans"),
         rich_help_panel="Planning",
     ),
     executor: str = typer.Option(
         "local",
         "--executor",
-        help="plan: where tasks run: local (asyncio here) or ray",
+        help=about("planning.executor"),
         rich_help_panel="Planning",
     ),
     ray_address: str | None = typer.Option(
         None,
         "--ray-address",
-        help="with --executor ray: the cluster's HOST:PORT (or auto); default: start Ray here",
+        help=about("planning.ray_address"),
         rich_help_panel="Planning",
     ),
     self_reflect: bool = typer.Option(
         False,
         "--self-reflect",
-        help="on a loop, a stall or budget burn, reflect (Reflexion) and keep the lesson in view",
+        help=about("self_reflect"),
         rich_help_panel="Reflection",
     ),
     trials: int = typer.Option(
         2,
         "--trials",
-        min=1,
-        max=5,
-        help="with --self-reflect: attempts at the task a run may make; a reflection that "
-        "finds no way forward (and no check passing) starts the next from a clean state",
+        help=about("trials"),
         rich_help_panel="Reflection",
     ),
     planner: str = typer.Option(
         "decompose",
         "--planner",
-        help="plan: decompose (one answer), tot (Tree of Thoughts: the best of several rated "
-        "plans) or pddl (LLM+P: the model writes a PDDL problem, pyperplan solves it)",
+        help=about("planning.planner"),
         rich_help_panel="Planning",
     ),
     pddl_domain: str = typer.Option(
         "blocksworld",
         "--pddl-domain",
-        help="planner pddl: a shipped domain or a .pddl file",
+        help=about("planning.pddl_domain"),
         rich_help_panel="Planning",
     ),
     tot_rate: str = typer.Option(
         "value",
         "--tot-rate",
-        help="planner tot: value (score each plan) or vote (pick the best)",
+        help=about("planning.tot_rate"),
         rich_help_panel="Planning",
     ),
     tot_search: str = typer.Option(
         "bfs",
         "--tot-search",
-        help="planner tot: bfs (level by level) or dfs (best branch first)",
+        help=about("planning.tot_search"),
         rich_help_panel="Planning",
     ),
     tools: str = typer.Option(
         ",".join(TOOL_GROUPS),
         "--tools",
-        help="built-in tools besides files: a comma list of calculator, code, web, person; or none",
+        help="Built-in tools besides files: a comma list of calculator, code, web, person; "
+        "or none.",
     ),
     tool_settings: Path | None = typer.Option(
         None,
         "--tool-settings",
-        help="a JSON or TOML file of tool settings: sandbox limits, web guard, MCP servers, "
-        "tool retrieval (docs/tools.md)",
+        help="A JSON or TOML file of tool settings: sandbox limits, web guard, MCP servers, "
+        "tool retrieval (docs/tools.md).",
         rich_help_panel="Tools and trust",
     ),
     allow_hosts: list[str] = typer.Option(
         [],
         "--allow-host",
-        help="let web tools reach this private host or network (repeatable)",
+        help="Let web tools reach this private host or network (repeatable).",
         rich_help_panel="Tools and trust",
     ),
     unsafe_code: bool = typer.Option(
         False,
         "--unsafe-code",
-        help="run code WITHOUT the bubblewrap sandbox (rlimits only): only on a machine you "
-        "can lose",
+        help="Run code WITHOUT the bubblewrap sandbox (rlimits only): only on a machine you "
+        "can lose.",
         rich_help_panel="Tools and trust",
     ),
     trust_outside: bool = typer.Option(
         False,
         "--trust-outside",
-        help="continuous runs: do not ask before risky commands once web or API content is "
-        "in the context",
+        help="Continuous runs: do not ask before risky commands once web or API content is "
+        "in the context.",
         rich_help_panel="Tools and trust",
     ),
     trust_workspace: bool = typer.Option(
         False,
         "--trust-workspace",
-        help="the files in the workspace when the run starts are yours: they do not count as "
-        "outside content (files others change during the run still do)",
+        help="The files in the workspace when the run starts are yours: they do not count as "
+        "outside content (files others change during the run still do).",
         rich_help_panel="Tools and trust",
     ),
     actions: str | None = typer.Option(
         None,
         "--actions",
-        help="json: one command a step; code: a short Python program a step that calls the "
-        "tools as functions, run in the sandbox (CodeAct). Default: the model's own (json for "
-        "every model today; docs/benchmarks.md)",
+        help=about("actions"),
     ),
     checks: bool = typer.Option(
         True,
         "--checks/--no-checks",
-        help="write acceptance checks from the goals before the work; task_complete is "
-        "accepted only when they pass",
+        help=about("checks"),
     ),
 ) -> None:
     """Pursue GOAL with an autonomous agent, showing each step live."""

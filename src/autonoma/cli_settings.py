@@ -16,6 +16,7 @@ from typing import Any
 import platformdirs
 import typer
 from pydantic import ValidationError
+from rich.markup import escape
 
 from autonoma.agent.settings import MEMORY_WAS, PLANNING_WAS, RunSettings
 from autonoma.runtime.inputs import InputFileError, read_input
@@ -50,6 +51,18 @@ OPTION_OF = (
     | {path: name for name, path in FIELD_OF.items()}
     | {"memory.agent": "memory_of"}
 )
+
+
+def about(path: str) -> str:
+    """A run setting's documentation (its field docstring, `planning.concurrency`), as an
+    option's help: --help, the exported schema and docs read the same text."""
+    model: Any = RunSettings
+    *tables, name = path.split(".")
+    for table in tables:
+        model = model.model_fields[table].annotation
+    description = model.model_fields[name].description
+    assert description, f"the setting {path} has no docstring"
+    return escape(" ".join(description.split()))  # [@URL] is text, not rich's markup
 
 
 def read_settings_file(path: Path, what: str) -> dict[str, Any]:

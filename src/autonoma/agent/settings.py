@@ -99,13 +99,14 @@ class RunSettings(BaseModel):
     planning: PlanningSettings = Field(default_factory=PlanningSettings)
     """How a planned run (strategy plan) makes and carries out its task graph."""
     subagents: bool = False
-    """The start_agent, message_agent, ... commands."""
+    """Let the agent start and message sub-agents (start_agent, message_agent, ...)."""
     tools: ToolSettings = Field(default_factory=ToolSettings)
     """Tool groups, sandbox limits, the web's egress rules, MCP servers (docs/tools.md)."""
     self_reflect: bool = False
     """On a loop, stall or budget burn the monitor detects, reflect and keep the lesson."""
     trials: int = Field(2, ge=1, le=5)
-    """With self_reflect: attempts at the task in one run."""
+    """With self_reflect: attempts at the task in one run; a reflection that finds no way
+    forward (and no check passing) starts the next from a clean state."""
     checks: bool = True
     """Acceptance checks written from the goals before the work; task_complete needs them."""
     finish_on_checks: bool = True

@@ -5,16 +5,22 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from pydantic import BaseModel, Field, PrivateAttr
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 
 class BudgetLimits(BaseModel):
-    """None means no limit."""
+    """What a run may spend; unset means no limit."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     max_steps: int | None = Field(30, ge=1)
+    """Steps, at most."""
     max_tokens: int | None = Field(None, ge=1)
+    """Prompt and completion tokens together, at most (memory's model calls included)."""
     max_usd: float | None = Field(None, ge=0)
+    """US dollars at the model's prices, at most."""
     max_seconds: float | None = Field(None, gt=0)
+    """Seconds of wall clock, at most; a step in progress is cut at the limit."""
 
 
 class BudgetSpent(BaseModel):

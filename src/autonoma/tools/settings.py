@@ -20,47 +20,68 @@ from autonoma.tools.base import Risk
 
 
 class SandboxSettings(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """Where model-written code runs, and its limits."""
 
-    # bwrap: bubblewrap namespaces. unsafe: a plain child process with rlimits only, on the
-    # person's explicit say-so (recorded in the run, shown in red).
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
     backend: Literal["bwrap", "docker", "unsafe"] = "bwrap"
-    cpu_s: int = Field(10, ge=1)  # CPU seconds
-    memory_mb: int = Field(512, ge=16)  # address space
-    file_mb: int = Field(50, ge=1)  # largest file it may write
+    """bwrap: bubblewrap namespaces. unsafe: a plain child process with rlimits only, on the
+    person's explicit say-so (recorded in the run, shown in red)."""
+    cpu_s: int = Field(10, ge=1)
+    """CPU seconds a program may use."""
+    memory_mb: int = Field(512, ge=16)
+    """Its address space, in MB."""
+    file_mb: int = Field(50, ge=1)
+    """The largest file it may write, in MB."""
     processes: int = Field(64, ge=1)
+    """Processes it may run at once."""
     wall_s: float = Field(30, gt=0)
-    output_chars: int = Field(20_000, ge=100)  # stdout and stderr, each, as the model sees them
-    python: str | None = None  # interpreter inside the sandbox; default: found on the host
+    """Seconds of wall clock before the whole sandbox is killed."""
+    output_chars: int = Field(20_000, ge=100)
+    """Characters of stdout and of stderr, each, that the model sees."""
+    python: str | None = None
+    """The interpreter inside the sandbox; by default the one found on the host."""
 
 
 class WebSettings(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """The web tools: which search, and the egress guard's limits."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     search: Literal["ddgs", "searxng"] = "ddgs"
+    """The search engine web_search asks."""
     searxng_url: str | None = None
-    # Hosts, addresses or networks the egress guard lets through although they are
-    # loopback, private or link-local ("127.0.0.1", "localhost", "10.0.0.0/8").
+    """A SearXNG instance's address, for search = "searxng"."""
     allow: list[str] = Field(default_factory=list)
-    max_bytes: int = Field(5_000_000, ge=1_000)  # a response body, at most
+    """Hosts, addresses or networks the egress guard lets through although they are
+    loopback, private or link-local ("127.0.0.1", "localhost", "10.0.0.0/8")."""
+    max_bytes: int = Field(5_000_000, ge=1_000)
+    """A response body's bytes, at most."""
     timeout_s: float = Field(20, gt=0)
+    """Seconds one request may take."""
     max_redirects: int = Field(5, ge=0)
-    search_results: int = Field(8, ge=1, le=50)  # results web_search gives
-    output_chars: int = Field(20_000, ge=200)  # of an http_request body, as the model sees it
-    # browse_website reads a page in chunks of this many characters, at most max_chunks of
-    # them (the ones sharing most words with the question), one model call each
+    """Redirects followed, each checked by the guard."""
+    search_results: int = Field(8, ge=1, le=50)
+    """Results web_search gives."""
+    output_chars: int = Field(20_000, ge=200)
+    """Characters of an http_request body that the model sees."""
     chunk_chars: int = Field(4_000, ge=500)
+    """browse_website reads a page in chunks of this many characters, one model call each."""
     max_chunks: int = Field(4, ge=1)
-    max_links: int = Field(20, ge=0)  # links browse_website lists
+    """Chunks browse_website reads at most: those sharing most words with the question."""
+    max_links: int = Field(20, ge=0)
+    """Links browse_website lists."""
 
 
 class McpToolSettings(BaseModel):
     """The person's word on one tool of a server, above what the server's annotations say."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
-    risk: Risk | None = None  # None: from the tool's annotations, else the server's `risk`
-    enabled: bool = True  # False: never offered to the model
+    risk: Risk | None = None
+    """The tool's risk; unset: from its annotations, else the server's `risk`."""
+    enabled: bool = True
+    """False: never offered to the model."""
 
 
 def _server_name(name: str) -> str:
@@ -78,25 +99,36 @@ class McpServer(BaseModel):
     Also read in the form every MCP server's README shows (`command` as a string with
     `args`, and a `type`), which `ToolSettings` takes under `mcpServers`."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
-    name: Annotated[str, AfterValidator(_server_name)]  # the prefix of its tools' names
-    command: list[str] | None = None  # `{workspace}` in it becomes the run's workspace
+    name: Annotated[str, AfterValidator(_server_name)]
+    """The prefix of its tools' names."""
+    command: list[str] | None = None
+    """The command that starts a stdio server; `{workspace}` in it becomes the run's
+    workspace."""
     url: str | None = None
-    env: dict[str, str] = Field(default_factory=dict)  # `${VAR}`: autonoma's VAR, at start
-    headers: dict[str, str] = Field(default_factory=dict)  # of HTTP requests; `${VAR}` too
-    cwd: str | None = None  # of a stdio server; default: the run's workspace
-    # The risk of a tool whose annotations do not say (or when `annotations` is false)
+    """A streamable HTTP server's address."""
+    env: dict[str, str] = Field(default_factory=dict)
+    """Its environment; `${VAR}` is autonoma's VAR, read at start."""
+    headers: dict[str, str] = Field(default_factory=dict)
+    """Headers of HTTP requests; `${VAR}` as in env."""
+    cwd: str | None = None
+    """A stdio server's working directory; by default the run's workspace."""
     risk: Risk = Risk.EXECUTE
-    # Take each tool's risk from its MCP annotations (readOnlyHint, destructiveHint,
-    # openWorldHint): they are the server's claims, so trust them only from a server you trust
+    """The risk of a tool whose annotations do not say (or when `annotations` is false)."""
     annotations: bool = True
-    tools: dict[str, McpToolSettings] = Field(default_factory=dict)  # by the server's tool name
-    timeout_s: float = Field(60, gt=0)  # one tool call, at most
-    start_timeout_s: float = Field(30, gt=0)  # starting or reaching it and listing its tools
-    # A server that cannot be started or reached stops the run with an McpError naming it;
-    # an optional one is left out with a warning instead, and the run goes on without it.
+    """Take each tool's risk from its MCP annotations (readOnlyHint, destructiveHint,
+    openWorldHint): they are the server's claims, so trust them only from a server you
+    trust."""
+    tools: dict[str, McpToolSettings] = Field(default_factory=dict)
+    """The person's word on single tools, by the server's tool name."""
+    timeout_s: float = Field(60, gt=0)
+    """Seconds one tool call may take."""
+    start_timeout_s: float = Field(30, gt=0)
+    """Seconds for starting or reaching it and listing its tools."""
     optional: bool = False
+    """A server that cannot be started or reached stops the run with an McpError naming
+    it; an optional one is left out with a warning instead, and the run goes on."""
 
     @model_validator(mode="before")
     @classmethod
@@ -160,15 +192,18 @@ _TRANSPORTS = ("stdio", "http", "streamable-http", "streamable_http", "streamabl
 
 
 class RetrievalSettings(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """When there are many tools, offer only those most relevant to the task."""
 
-    threshold: int = Field(30, ge=1)  # more tools than this: offer only the k most relevant
-    # 25: with the hint, the right tool was offered for 95.5% of 200 requests among 500 tools
-    # (8 gave 88%); see "Tool retrieval" in docs/benchmarks.md
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    threshold: int = Field(30, ge=1)
+    """With more tools than this, offer only the k most relevant."""
     k: int = Field(25, ge=1)
-    # Ask the model once a task for the command it would wish for, and search with it too
-    # (tools.retrieval.imagine_tool): one model call a task; at 500 tools, 90.5% -> 95.5%.
+    """Tools offered. 25: with the hint, the right tool was offered for 95.5% of 200
+    requests among 500 tools (8 gave 88%; "Tool retrieval" in docs/benchmarks.md)."""
     hint: bool = True
+    """Ask the model once a task for the command it would wish for, and search with it
+    too: one model call a task; at 500 tools, 90.5% -> 95.5%."""
 
 
 ToolGroup = Literal["calculator", "code", "web", "person"]
@@ -176,20 +211,27 @@ TOOL_GROUPS: tuple[ToolGroup, ...] = ("calculator", "code", "web", "person")
 
 
 class ToolSettings(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """The tools a run is offered and their settings (`--tool-settings`, or [tools])."""
 
-    # Built-in tools besides the workspace files and task_complete, always offered.
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
     groups: list[ToolGroup] = Field(default_factory=lambda: list(TOOL_GROUPS))
+    """Built-in tool groups offered besides the workspace files and task_complete, which
+    are always offered."""
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
+    """Where model-written code runs, and its limits."""
     web: WebSettings = Field(default_factory=WebSettings)
+    """The web tools and the egress guard."""
     mcp: list[McpServer] = Field(default_factory=list)
+    """MCP servers whose tools the run is offered (or mcpServers, the READMEs' form)."""
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
-    # After outside content enters the context, write, execute and network commands need a
-    # person's approval even in continuous mode; False opts out.
+    """Offering only the most relevant tools when there are many."""
     approve_after_untrusted: bool = True
-    # The files in the workspace when a run starts (or resumes) are the person's, not
-    # outside content: they no longer mark the run (files others change later still do).
+    """After outside content enters the context, write, execute and network commands need
+    a person's approval even in continuous mode; false opts out."""
     trust_workspace: bool = False
+    """The files in the workspace when a run starts (or resumes) are the person's, not
+    outside content: they no longer mark the run (files others change later still do)."""
 
     @model_validator(mode="before")
     @classmethod
