@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import importlib.util
 from pathlib import Path
 
 TESTS = Path(__file__).parent
@@ -26,24 +27,26 @@ def imported_test_modules(path: Path) -> list[str]:
     return [n for n in names if n.startswith("tests.") and _is_test(n)]
 
 
-def _package_of(path: Path) -> list[str]:
-    """A file's package as module names: tests/agent/x.py is in ["tests", "agent"]."""
+def _package_of(path: Path) -> str:
+    """A file's package: tests/agent/x.py is in "tests.agent"; "" outside the tests."""
     try:
-        return ["tests", *path.resolve().parent.relative_to(TESTS.resolve()).parts]
+        return ".".join(["tests", *path.resolve().parent.relative_to(TESTS.resolve()).parts])
     except ValueError:  # a file outside the tests: only absolute imports are read
-        return []
+        return ""
 
 
-def imported_in(tree: ast.AST, package: list[str] | None = None) -> list[str]:
+def imported_in(tree: ast.AST, package: str = "") -> list[str]:
     """The modules an import names, a relative one (`from .test_loop import act`) made
     whole from the importing file's package."""
     out: list[str] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.level:
-            base = (package or [])[: len(package or []) - node.level + 1]
-            out.append(".".join([*base, *([node.module] if node.module else [])]))
+            if not package:
+                continue
+            base = importlib.util.resolve_name("." * node.level + (node.module or ""), package)
+            out.append(base)
             if not node.module:  # from . import test_loop
-                out += [".".join([*base, alias.name]) for alias in node.names]
+                out += [f"{base}.{alias.name}" for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module:
             out.append(node.module)
         elif isinstance(node, ast.Import):
