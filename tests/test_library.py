@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import TypeAdapter
 
 import autonoma
 from autonoma import ApprovalRequest, Decision, EventRecord, RunSettings, RunStore, tool
@@ -72,6 +73,51 @@ def test_importing_the_llm_layer_does_not_load_the_agent() -> None:
     probe = "import sys, autonoma.llm; print('autonoma.agent' in sys.modules)"
     shown = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert shown.stdout.strip() == "False", shown.stderr
+
+
+def test_the_event_union_and_its_schema_load_without_the_agent() -> None:
+    # a server or viewer that reads events needs neither the agent nor its tools
+    probe = (
+        "import sys, autonoma; autonoma.event_schema(); autonoma.Event;"
+        " print(sorted(m for m in sys.modules if m.startswith('autonoma.')"
+        " and not m.startswith('autonoma.runtime')))"
+    )
+    shown = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert shown.stdout.strip() == "[]", shown.stderr
+
+
+async def test_a_runs_events_are_the_public_union_and_its_schema_names_them(
+    tmp_path: Path,
+) -> None:
+    seen: list[EventRecord] = []
+    outcome, model = await run_scripted(
+        "Write hello to hello.txt",
+        [act("write_file", path="hello.txt", text="hello"), act("task_complete", reason="done")],
+        tmp_path,
+        on_event=seen.append,
+    )
+    model.assert_complete()
+    assert outcome.status == "completed", outcome.reason
+    events = TypeAdapter(autonoma.Event)
+    for record in seen:
+        typed = record.event
+        # what a server sends as JSON reads back, through the public union, as the same event
+        assert events.validate_json(typed.model_dump_json()) == typed, record.kind
+    schema = autonoma.event_schema()
+    assert schema == events.json_schema()
+    named = {
+        kind
+        for definition in schema["$defs"].values()
+        for kind in [
+            *definition["properties"]["kind"].get("enum", []),
+            definition["properties"]["kind"].get("const"),
+        ]
+    }
+    assert (
+        {"run_started", "step_intent", "step_result", "run_finished"}
+        <= {r.kind for r in seen}
+        <= named
+    )
 
 
 @tool()

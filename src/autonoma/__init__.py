@@ -27,6 +27,8 @@ _WHERE = {
     "RunOutcome": "autonoma.agent.outcome",
     "RunStore": "autonoma.runtime.store",
     "EventRecord": "autonoma.runtime.store",
+    "Event": "autonoma.runtime.events",
+    "event_schema": "autonoma.runtime.events",
     "ApprovalRequest": "autonoma.agent.approval",
     "Decision": "autonoma.agent.approval",
     "tool": "autonoma.tools",
@@ -38,6 +40,7 @@ __all__ = [
     "ApprovalRequest",
     "BudgetLimits",
     "Decision",
+    "Event",
     "EventRecord",
     "MemorySettings",
     "PlanningSettings",
@@ -47,6 +50,7 @@ __all__ = [
     "RunStore",
     "ToolContext",
     "ToolSettings",
+    "event_schema",
     "resume",
     "run",
     "run_sync",
@@ -59,6 +63,7 @@ if TYPE_CHECKING:
     from autonoma.agent.outcome import RunOutcome
     from autonoma.agent.settings import MemorySettings, PlanningSettings, RunSettings
     from autonoma.runtime.budget import BudgetLimits
+    from autonoma.runtime.events import Event, event_schema
     from autonoma.runtime.store import EventRecord, RunStore
     from autonoma.tools import Risk, ToolContext, tool
     from autonoma.tools.settings import ToolSettings
