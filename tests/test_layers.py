@@ -1,0 +1,35 @@
+"""The import contract (`[tool.importlinter]` in pyproject.toml, run by `lint-imports` in
+`make test`) holds only the modules its layers name: every module and package directly in
+autonoma is named, so a new one cannot import upward unseen."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+import autonoma
+
+ROOT = Path(__file__).parent.parent
+PACKAGE = Path(autonoma.__file__).parent
+
+
+def layered_modules() -> set[str]:
+    """The modules the layers contract names, optional ones (in parentheses) included."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    (layers,) = [c["layers"] for c in config["contracts"] if c["type"] == "layers"]
+    return {name.strip("() ") for layer in layers for name in re.split(r"[|:]", layer)}
+
+
+def top_level_modules() -> set[str]:
+    """Each module and package directly in autonoma, by its dotted name."""
+    found = {f"autonoma.{path.stem}" for path in PACKAGE.glob("*.py") if path.name != "__init__.py"}
+    found |= {f"autonoma.{path.parent.name}" for path in PACKAGE.glob("*/__init__.py")}
+    return found
+
+
+def test_every_module_of_autonoma_is_in_a_layer() -> None:
+    unplaced = top_level_modules() - layered_modules()
+    assert not unplaced, f"name these in [tool.importlinter]'s layers: {sorted(unplaced)}"
+    # the listing sees modules and packages alike
+    assert {"autonoma.cli_inspect", "autonoma.testing", "autonoma.agent"} <= top_level_modules()
