@@ -236,8 +236,8 @@ class LiveView:
                 self._print_intent(record.step, event, label)
             case ChecksWriting():
                 self._spin("writing acceptance checks from the goals…")
-            case ChecksWritten(checks=checks, discarded=discarded):
-                self._print_written("before the work", checks, discarded)
+            case ChecksWritten(checks=checks, discarded=discarded, guards=guards):
+                self._print_written("before the work", checks, discarded, guards)
             case ChecksEdited(checks=checks):
                 self._print_written("the person's edit", checks, [])
             case ChecksFailed(error=error):
@@ -294,10 +294,18 @@ class LiveView:
         self._status = self.console.status(what)
         self._status.start()
 
-    def _print_written(self, whose: str, checks: list[dict[str, Any]], sent: list[str]) -> None:
+    def _print_written(
+        self,
+        whose: str,
+        checks: list[dict[str, Any]],
+        sent: list[str],
+        guards: list[dict[str, Any]] | None = None,
+    ) -> None:
         self.console.print(Text(f"acceptance checks ({whose}):", style="bold"))
         for n, check in enumerate(checks, 1):
             self.console.print(Text(f"  {n}. [{check['kind']}] {short(check['what'], 160)}"))
+        for guard in guards or []:
+            self.console.print(Text(f"  · [guard] {short(guard['what'], 160)}", style="dim"))
         if sent:
             said = f"  {len(sent)} written and sent back (could not fail, broken)"
             self.console.print(Text(said, style="dim"))
@@ -485,13 +493,15 @@ def steps_table(steps: list[StepRecord]) -> Table:
 def checks_view(events: list[EventRecord]) -> Table | None:
     """The run's acceptance checks, each with its latest result (None without checks)."""
     checks: list[dict[str, Any]] = []
+    guards: list[dict[str, Any]] = []
     results: list[dict[str, Any]] = []
     edited = False
     for record in events:
         match record.event:
-            case ChecksWritten(checks=written) | ChecksEdited(checks=written):
-                checks, results = list(written), []
-                edited = isinstance(record.event, ChecksEdited)
+            case ChecksWritten(checks=written, guards=held):
+                checks, guards, results, edited = list(written), list(held), [], False
+            case ChecksEdited(checks=written):
+                checks, results, edited = list(written), [], True
             case ChecksRun(results=latest):
                 results = list(latest)
             case RunFinished(acceptance=dict() as acceptance):
@@ -512,6 +522,13 @@ def checks_view(events: list[EventRecord]) -> Table | None:
         else:
             result = Text(short(f"fails: {found.get('output', '')}", 120), style="red")
         table.add_row(str(n), check["kind"], Text(short(check["what"], 80)), result)
+    for guard in guards:  # in a verdict only while failing
+        found = verdicts.get(guard["what"])
+        if found is None:
+            result = Text("holds" if results else "not run", style="green" if results else "dim")
+        else:
+            result = Text(short(f"fails: {found.get('output', '')}", 120), style="red")
+        table.add_row("·", "guard", Text(short(guard["what"], 80)), result)
     return table
 
 

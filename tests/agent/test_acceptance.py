@@ -48,6 +48,7 @@ async def start(
     continuous: bool = True,
     events: list[EventRecord] | None = None,
     finish_on_checks: bool = True,
+    goal: str = GOAL,
 ) -> tuple[RunRecord, Status, str, RunStore, ScriptedModel]:
     store = RunStore(tmp_path / "runs.db")
     workspace = tmp_path / "ws"
@@ -62,7 +63,7 @@ async def start(
         tools={"groups": []},
         finish_on_checks=finish_on_checks,
     )
-    run, _ = await create_run(store, model, GOAL, settings, workspace=workspace, identity=IDENTITY)
+    run, _ = await create_run(store, model, goal, settings, workspace=workspace, identity=IDENTITY)
     listeners = [events.append] if events is not None else None
     outcome = await run_agent(store, model, run, approver=approver, listeners=listeners)
     return run, outcome.status, outcome.reason, store, model
@@ -199,12 +200,14 @@ async def test_the_person_edits_the_checks_in_approval_mode(tmp_path: Path) -> N
 
 
 async def test_a_file_the_run_found_and_removed_is_not_asked_for(tmp_path: Path) -> None:
-    """Without usable checks, the task is judged: names.txt was there at the start, so once
-    it is gone the claim is not refused for it (a rename or a clean-up), while sorted.txt is
-    still needed, and is asked for without a call to the judge."""
+    """Without usable checks, the task is judged: names.txt was there at the start and the
+    task removes it, so once it is gone the claim is not refused for it, while sorted.txt is
+    still needed, and is asked for without a call to the judge (a task that removes nothing
+    keeps what it found: tests/agent/test_task_guards.py)."""
     run, status, _, store, model = await start(
         tmp_path,
-        [
+        goal=f"{GOAL}. Then delete names.txt.",
+        script=[
             *["no json here"] * 3,
             act("delete_file", path="names.txt"),
             act("task_complete", reason="nothing to sort"),
@@ -215,7 +218,8 @@ async def test_a_file_the_run_found_and_removed_is_not_asked_for(tmp_path: Path)
     )
     assert status == "completed" and model.remaining == 0
     refused = store.steps(run.id)[1].observation or ""
-    assert "FAILS: sorted.txt does not exist." in refused  # and not names.txt
+    assert "sorted.txt not made yet: the task asks for it" in refused
+    assert "names.txt was there" not in refused
 
 
 async def test_without_usable_checks_the_task_itself_is_judged(tmp_path: Path) -> None:

@@ -23,6 +23,7 @@ class Acceptance:
     workspace: Workspace
     judged: dict[int, CheckResult] = field(default_factory=dict)  # latest, by check index
     broken: list[CheckResult] = field(default_factory=list)  # code checks left out, and why
+    guards: list[Check] = field(default_factory=list)  # by rule: in a verdict only when failing
 
     async def verdict(self, *, judge: BudgetSpent | None = None) -> Verdict:
         """The checks on the workspace as it is: the code ones always; the judged ones judged
@@ -30,7 +31,9 @@ class Acceptance:
         judged (left out if never). A code check found unable to pass is left out for good,
         and the task itself judged in its place if nothing else is judged (reverse_lines'
         check compared the file's text with a list of its lines: the right file never passed,
-        and the run spent its steps on it)."""
+        and the run spent its steps on it). A guard stands in the verdict only while it
+        fails (agent/task_guards.py)."""
+        held = [await self._run(g) for g in self.guards]
         ran = [await self._run(c) for c in self.checks if c.kind == "code"]
         for result in ran:
             if result.broken:
@@ -47,7 +50,7 @@ class Acceptance:
                 results.append(self.judged[index])
             elif index in self.judged:
                 results.append(self.judged[index])
-        return Verdict(results)
+        return Verdict(results + [r for r in held if not r.passed])
 
     def _leave_out(self, result: CheckResult) -> None:
         self.checks.remove(result.check)
@@ -67,10 +70,18 @@ class Acceptance:
 
     def refusal(self, verdict: Verdict) -> str:
         """What the model reads when its claim of completion is refused."""
-        failed = "; ".join(r.describe(n) for n, r in verdict.failed)
+        failed = self.failing(verdict)
         return (
             f"task_complete was refused: {len(verdict.failed)} of {len(verdict.results)} "
             f"acceptance checks fail: {failed}. Fix what they show, then call task_complete."
+        )
+
+    def failing(self, verdict: Verdict) -> str:
+        """The verdict's failures, each said with its output; a guard by what it holds, as
+        it has no number among the checks the model was shown."""
+        return "; ".join(
+            f"{r.check.what} FAILS: {r.output}" if r.check in self.guards else r.describe(n)
+            for n, r in verdict.failed
         )
 
 

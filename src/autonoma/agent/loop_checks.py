@@ -21,6 +21,7 @@ from autonoma.agent.completion import unmet_deliverables
 from autonoma.agent.loop_services import LoopServices
 from autonoma.agent.run_state import RunState
 from autonoma.agent.stated_formats import format_checks
+from autonoma.agent.task_guards import task_guards
 from autonoma.runtime.events import (
     ApprovalAnswered,
     CheckLeftOut,
@@ -44,6 +45,8 @@ async def accept_with(loop: LoopServices, state: RunState, *, fresh: bool) -> No
     checks = stored_checks(await asyncio.to_thread(loop.store.events, run.id))
     start = loop.trial_workspace(run).start
     runner = CheckRunner(loop.sandbox, workspace, start) if loop.sandbox else None
+    # what the task's words hold the work to, with the files it found known to say so
+    guards = task_guards(run.goal, loop.found_at_start(state)) if runner and start.is_dir() else []
     if checks is None and fresh and not state.checks_asked:
         await loop.emit(run.id, ChecksWriting())
         judge = Judge(loop.side_model)
@@ -70,6 +73,7 @@ async def accept_with(loop: LoopServices, state: RunState, *, fresh: bool) -> No
                 discarded=written.discarded,
                 tokens=written.usage.total_tokens,
                 start_score=state.start_score,
+                guards=[g.model_dump() for g in guards],
                 **{"fallback": True} if fallback else {},
             ),
         )
@@ -77,7 +81,9 @@ async def accept_with(loop: LoopServices, state: RunState, *, fresh: bool) -> No
     if not checks:
         return
     judge = Judge(loop.side_model, loop.found_at_start(state), start)
-    state.acceptance = Acceptance(checks, runner, judge, run.goal, state.identity.goals, workspace)
+    state.acceptance = Acceptance(
+        checks, runner, judge, run.goal, state.identity.goals, workspace, guards=guards
+    )
     state.left_out = 0
     # the workspace as the checks found it: the judge is asked about it no more (at a
     # run's start the writer's guard has found no judged check met on it)
@@ -117,15 +123,17 @@ async def checks_status(state: RunState) -> tuple[str, bool]:
         f"The check '{r.check.what}' was left out: it can never pass ({r.broken}). "
         for r in acceptance.broken
     )
-    if not verdict.results:  # judged checks only (or none left): judged at a claim
+    if all(r.check in acceptance.guards for r in verdict.results):
+        # judged checks only (or none left): judged at a claim, once the guards hold
         waiting, ready = await _judged_waiting(state)
-        return left_out + waiting, ready
+        guards = f"Not yet: {acceptance.failing(verdict)}." if verdict.failed else ""
+        return left_out + " ".join(filter(None, [waiting, guards])), ready and not guards
     if verdict.passed:
         passing = "; ".join(r.check.what for r in verdict.results)
         judged = any(c.kind == "judged" for c in acceptance.checks)
         later = " (the judged ones are judged at task_complete)" if judged else ""
         return f"{left_out}The acceptance checks pass now{later}: {passing}.", True
-    failing = "; ".join(r.describe(n) for n, r in verdict.failed)
+    failing = acceptance.failing(verdict)
     counts = f"{len(verdict.failed)} of {len(verdict.results)}"
     return f"{left_out}Acceptance checks now: {counts} fail: {failing}", False
 

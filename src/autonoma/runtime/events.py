@@ -152,6 +152,9 @@ class ChecksWritten(_Event):
     tokens: int = 0
     start_score: float | None = None
     fallback: bool = False  # no usable check: the task itself is judged
+    guards: list[Json] = Field(default_factory=list)
+    """Checks held by rule from the task's words (files asked for made, files found kept):
+    not progress, but a claim is refused while one fails (agent/task_guards.py)."""
 
 
 class ChecksFailed(_Event):
