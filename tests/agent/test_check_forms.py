@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from pydantic import TypeAdapter
 
-from autonoma.agent.check_forms import FileForm, Form, FormError, points_elsewhere
+from autonoma.agent.check_forms import FileForm, Form, FormError, at_odds, points_elsewhere
 from autonoma.agent.checks import (
     Check,
     CheckRunner,
@@ -415,3 +415,36 @@ async def test_with_no_other_check_the_last_values_typed_by_hand_are_kept_not_th
     assert not (await runner.run(check)).passed
     (trial.ws / "title.txt").write_text("SHOPPING LIST\n")
     assert (await runner.run(check)).passed
+
+
+def test_an_expected_value_that_is_a_comparison_is_sent_back() -> None:
+    # the 1.5B writer's for "replace World with Autonoma in greeting.txt": the check wanted
+    # greeting.txt to hold 'False', and the run spent its steps on it (2026-11-28)
+    compared = "open('greeting.txt').read().strip() == 'Hello, Autonoma!Have a nice day.'"
+    for expected in (compared, f"str({compared})", f"not {compared}", f"{compared} and 1 == 1"):
+        form = {"kind": "file", "file": "greeting.txt", "holds": "text", "expected": expected}
+        with pytest.raises(FormError, match="a comparison, which is True or False"):
+            _form(form).program()
+    # a value chosen by `or`, and a function's truth value, are values
+    for expected in ("before('a.txt') or 'none'", "True"):
+        _form({"kind": "file", "file": "a.txt", "holds": "text", "expected": expected}).program()
+    call = {"kind": "function", "module": "pal.py", "function": "is_palindrome", "what": "p",
+            "calls": [{"args": "'abba'", "returns": "True"}]}  # fmt: skip
+    _form(call).program()
+
+
+def test_checks_that_want_one_file_to_hold_different_values_whole_are_at_odds() -> None:
+    def file(what: str, expected: str, holds: str = "text") -> Form:
+        return _form({"what": what, "kind": "file", "file": "log.txt", "holds": holds,
+                      "expected": expected})  # fmt: skip
+
+    started, finished = file("holds started", "'started'"), file("holds finished", "finished")
+    odds = at_odds([started, finished])
+    assert sorted(odds) == [0, 1]
+    assert "expects log.txt to hold 'started' whole, and the check 'holds finished'" in odds[0]
+    # the same value twice, values computed, other files, and one check of both lines agree
+    both = file("both lines", "['started', 'finished']", "lines")
+    computed = file("computed", "before('log.txt') + 'finished'")
+    assert at_odds([started, file("again", "'started\n'"), computed]) == {}
+    assert at_odds([both]) == {} and at_odds([started, _form({"what": "o", "kind": "file",
+        "file": "other.txt", "holds": "text", "expected": "'finished'"})]) == {}  # fmt: skip

@@ -215,6 +215,40 @@ class JudgedForm(_Form):
         return ""
 
 
+def at_odds(forms: Sequence[_Form]) -> dict[int, str]:
+    """Why each file form that another contradicts cannot pass, by the index of the form: two
+    say what one file holds whole, as values typed out, and the values differ. For "Write the
+    line 'started' to log.txt, then append the line 'finished'" the 1.5B writer expected
+    log.txt to be 'started' in one check and 'finished' in another; the run wrote both lines
+    at its second step and spent the other eight on checks no file could pass."""
+    whole: dict[str, list[tuple[int, FileForm, object]]] = {}
+    for index, form in enumerate(forms):
+        if isinstance(form, FileForm) and (value := _typed_value(form.expected)) is not None:
+            whole.setdefault(form.file, []).append((index, form, value))
+    odds = {}
+    for file, said in whole.items():
+        for index, _, value in said:
+            other = next(((f, v) for _, f, v in said if v != value), None)
+            if other is not None:
+                odds[index] = (
+                    f"expects {file} to hold {str(value)[:60]!r} whole, and the check "
+                    f"{other[0].what!r} expects it to hold {str(other[1])[:60]!r}: no file holds "
+                    f"both. If {file} holds several values, check them in one check (holds: "
+                    "lines, expected: a list of the lines in order)"
+                )
+    return odds
+
+
+def _typed_value(expected: str) -> object:
+    """The value an expected expression types out (a literal, or plain words), else None."""
+    source = mend_json_slips(expected.strip())
+    try:
+        value: object = ast.literal_eval(source)
+    except (ValueError, SyntaxError, RecursionError, MemoryError):
+        return source if _PLAIN_WORDS.fullmatch(source) else None
+    return value.strip() if isinstance(value, str) else value
+
+
 def _kind(value: Any) -> str:
     """A check's form; one without a kind is a program, as checks were before forms."""
     kind = value.get("kind", "code") if isinstance(value, dict) else getattr(value, "kind", "")
@@ -241,6 +275,11 @@ def _expression(text: str, field: str) -> str:
         tree = ast.parse(source, mode="eval")
         if isinstance(tree.body, ast.Name) and tree.body.id not in _KNOWN_NAMES:
             return repr(source)  # a word (Cairo), not a name the program has
+        if _truth(tree.body):
+            raise FormError(
+                f"has {field} {source[:80]!r}, a comparison, which is True or False, not the "
+                f"value itself: write the {field} value, or the expression that computes it"
+            )
     except SyntaxError as error:
         if _PLAIN_WORDS.fullmatch(source):
             return repr(source)
@@ -251,6 +290,22 @@ def _expression(text: str, field: str) -> str:
             "write the value, or the expression that computes it, alone"
         ) from None
     return f"({source})"
+
+
+_CASTS = {"str", "int", "float", "bool"}
+
+
+def _truth(node: ast.expr) -> bool:
+    """Whether an expression is a test, not a value: the 1.5B writer's expected for "replace
+    World with Autonoma in greeting.txt" was `open('greeting.txt').read().strip() == 'Hello,
+    Autonoma!...'`, so the check wanted greeting.txt to hold 'False' and no work could pass."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _CASTS:
+        return len(node.args) == 1 and not node.keywords and _truth(node.args[0])
+    if isinstance(node, ast.BoolOp):  # `a or b` may be a value; `a == b or c == d` is not
+        return all(_truth(value) for value in node.values)
+    return isinstance(node, ast.Compare) or (
+        isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)
+    )
 
 
 def _one_value_a_line(source: str) -> str | None:
@@ -348,6 +403,7 @@ __all__ = [
     "FunctionForm",
     "GoneForm",
     "JudgedForm",
+    "at_odds",
     "points_elsewhere",
     "typed_by_hand",
 ]
