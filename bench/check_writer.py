@@ -23,7 +23,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from autonoma.agent.checks import CheckRunner, CheckWriter, Judge
+from autonoma.agent.checks import CheckRunner, CheckWriter
+from autonoma.agent.judge import Judge
 from autonoma.llm import Model
 from autonoma.runtime.budget import BudgetSpent
 from autonoma.tools import Workspace

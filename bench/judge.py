@@ -22,7 +22,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from autonoma.agent.checks import Judge, task_check
+from autonoma.agent.check_types import task_check
+from autonoma.agent.judge import Judge
 from autonoma.llm import Model
 from autonoma.runtime.budget import BudgetSpent
 from autonoma.tools import Workspace

@@ -1,6 +1,7 @@
-"""The import contract (`[tool.importlinter]` in pyproject.toml, run by `lint-imports` in
-`make test`) holds only the modules its layers name: every module and package directly in
-autonoma is named, so a new one cannot import upward unseen."""
+"""The source's shape: the import contract (`[tool.importlinter]` in pyproject.toml, run by
+`lint-imports` in `make test`) holds only the modules its layers name, so every module and
+package directly in autonoma is named and a new one cannot import upward unseen; and no module
+runs past the house rule's length."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import autonoma
 
 ROOT = Path(__file__).parent.parent
 PACKAGE = Path(autonoma.__file__).parent
+MOST_LINES = 800  # the house rule: a longer module is split by responsibility
 
 
 def layered_modules() -> set[str]:
@@ -33,3 +35,13 @@ def test_every_module_of_autonoma_is_in_a_layer() -> None:
     assert not unplaced, f"name these in [tool.importlinter]'s layers: {sorted(unplaced)}"
     # the listing sees modules and packages alike
     assert {"autonoma.cli_inspect", "autonoma.testing", "autonoma.agent"} <= top_level_modules()
+
+
+def test_no_module_is_longer_than_the_house_rule() -> None:
+    lines = {
+        str(path.relative_to(PACKAGE)): len(path.read_text(encoding="utf-8").splitlines())
+        for path in PACKAGE.rglob("*.py")
+    }
+    assert lines["agent/checks.py"] > 100  # the count reads the modules themselves
+    too_long = {name: n for name, n in lines.items() if n > MOST_LINES}
+    assert not too_long, f"split these by responsibility: {too_long}"

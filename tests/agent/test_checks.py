@@ -14,10 +14,10 @@ from autonoma.agent.checks import (
     Check,
     CheckRunner,
     CheckWriter,
-    Judge,
     checks_from_text,
     checks_to_text,
 )
+from autonoma.agent.judge import Judge
 from autonoma.llm import ScriptedModel
 from autonoma.runtime.budget import BudgetSpent as SPENT
 from autonoma.tools import Workspace

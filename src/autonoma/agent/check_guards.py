@@ -8,13 +8,10 @@ from __future__ import annotations
 import ast
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from autonoma.agent.check_types import Check
 from autonoma.agent.completion import deliverables, named_files
 from autonoma.tools import Workspace
-
-if TYPE_CHECKING:
-    from autonoma.agent.checks import Check
 
 _NOT_SOUGHT = {"utf-8", "utf8", "ascii", "latin-1"}
 

@@ -6,9 +6,9 @@ A model judging its own finished work calls a file's line count success (docs/be
 start of a run, before its first step, the model writes the checks its goals imply: for what a
 program can check, a short Python program run in the sandbox against the workspace (the
 workspace read-only, the workspace as the run found it readable through `before(path)`);
-for what it cannot, a criterion the model judges, marked as judged. Written first, they cannot
-be fitted to a wrong result; a check that passes on the workspace as it was before the run
-began cannot tell done from not done, and is sent back to be written again.
+for what it cannot, a criterion the model judges (agent/judge.py), marked as judged. Written
+first, they cannot be fitted to a wrong result; a check that passes on the workspace as it was
+before the run began cannot tell done from not done, and is sent back to be written again.
 """
 
 from __future__ import annotations
@@ -17,12 +17,10 @@ import asyncio
 import hashlib
 import re
 import tempfile
-from collections.abc import Container, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
-from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -37,23 +35,20 @@ from autonoma.agent.check_forms import (
     points_elsewhere,
     typed_by_hand,
 )
+from autonoma.agent.check_types import Check, CheckKind, CheckResult, Verdict, task_check
 from autonoma.agent.completion import deliverables, named_files
 from autonoma.agent.found import file_heads
+from autonoma.agent.judge import Judge
 from autonoma.agent.pysource import mend_json_slips
-from autonoma.errors import ModelError, ModelRefused, OutputInvalid
+from autonoma.errors import ModelRefused, OutputInvalid
 from autonoma.llm import Model
 from autonoma.llm.types import Usage
-from autonoma.memory.asking import ask
 from autonoma.runtime.budget import BudgetSpent
 from autonoma.runtime.events import ChecksEdited, ChecksWritten
 from autonoma.runtime.store import EventRecord
 from autonoma.templating import render
 from autonoma.tools import Workspace, WorkspaceError
-from autonoma.tools.files import text_size
 from autonoma.tools.sandbox import Sandbox, SandboxError, SandboxResult
-
-CheckKind = Literal["code", "judged"]
-JUDGED_BYTES = 200_000  # of a named file shown to the judge (its start, and its size)
 
 HARNESS = Path(check_harness.__file__).read_text(encoding="utf-8")
 TOLERATED_NOTE = "passes once the files' final newlines are set aside"
@@ -62,28 +57,6 @@ START_INSIDE = "/start"  # where a bubblewrap check sees the workspace as the ru
 # does not hold what it must. Anything else (NameError, KeyError, SyntaxError) is the check's
 # own bug.
 MEANINGFUL_FAILURES = ("AssertionError", "FileNotFoundError", "ModuleNotFoundError", "ImportError")
-
-
-class Check(BaseModel):
-    """One acceptance check. `code`: a Python program that exits without an error exactly
-    when the goal is met. `judged`: `what` is a criterion the model judges from the files."""
-
-    goal: int = Field(0, ge=0, description="the goal it checks, 1-based; 0 for the whole task")
-    what: str = Field(min_length=1, max_length=200, description="what it checks, in one line")
-    kind: CheckKind = "code"
-    code: str = Field("", max_length=2000)
-
-    def label(self) -> str:
-        return f"[{self.kind}] {self.what}"
-
-
-def task_check(task: str) -> Check:
-    """When no usable check was written: the task itself, judged when completion is claimed,
-    rather than a claim taken on trust (the 1.5B writer wrote none for two_hops, and the run
-    claimed a wrong access code)."""
-    return Check(
-        goal=0, what=f"done exactly as asked: {' '.join(task.split())[:170]}", kind="judged"
-    )
 
 
 class _Written(BaseModel):
@@ -134,13 +107,6 @@ def made_checks(
     return checks, problems
 
 
-class _Judgement(BaseModel):
-    # the reason before the verdict: under a grammar the model writes the fields in this
-    # order, so the verdict follows from what it wrote rather than leading it
-    why: str = Field(max_length=300)
-    passed: bool
-
-
 def input_files(said: Sequence[str], there: Iterable[str]) -> list[str]:
     """The workspace's files the texts name: by their whole name (`notes.md`), then by their
     name without its suffix as a word of the texts ("the file called notes")."""
@@ -153,44 +119,6 @@ def input_files(said: Sequence[str], there: Iterable[str]) -> list[str]:
 
 def _asks_for_a_module(said: Sequence[str]) -> bool:
     return any(name.endswith(".py") for name in named_files(said))
-
-
-@dataclass(frozen=True)
-class CheckResult:
-    check: Check
-    passed: bool
-    output: str  # why it failed (the end of the traceback, the judge's reason), or ""
-    broken: str = ""  # why the check can never pass, whatever the work does (check_harness.py)
-
-    def describe(self, n: int) -> str:
-        verdict = "passes" if self.passed else "FAILS"
-        said = f": {self.output}" if self.output and not self.passed else ""
-        return f"check {n} {self.check.label()} {verdict}{said}"
-
-
-@dataclass(frozen=True)
-class Verdict:
-    results: list[CheckResult]
-
-    @property
-    def passed(self) -> bool:
-        return all(r.passed for r in self.results)
-
-    @property
-    def failed(self) -> list[tuple[int, CheckResult]]:
-        return [(n, r) for n, r in enumerate(self.results, 1) if not r.passed]
-
-    def facts(self) -> list[str]:
-        return [r.describe(n) for n, r in enumerate(self.results, 1)]
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "passed": self.passed,
-            "results": [
-                {"what": r.check.what, "kind": r.check.kind, "passed": r.passed, "output": r.output}
-                for r in self.results
-            ],
-        }
 
 
 @dataclass
@@ -644,103 +572,6 @@ class CheckWriter:
         return ""
 
 
-class Judge:
-    """Judges the `judged` checks from the files the goals name, at task_complete: each as
-    it is now, as it was before the work if the work changed it (`start`: the workspace as
-    the run found it), and the files those name in turn (instructions chained over files)."""
-
-    def __init__(self, model: Model, found: Container[str] = (), start: Path | None = None):
-        self.model = model
-        self.found = found  # files the run found: gone, they were moved or cleaned up
-        self.start = start
-
-    async def judge(
-        self,
-        check: Check,
-        task: str,
-        goals: Sequence[str],
-        workspace: Workspace,
-        spent: BudgetSpent,
-    ) -> CheckResult:
-        # a 1.5B judge called a haiku "about autumn" before haiku.txt existed: the files the
-        # criterion names must be there
-        named = deliverables(workspace, [check.what])
-        missing = [d.name for d in named if d.lines is None and d.name not in self.found]
-        if missing:
-            return CheckResult(check, False, f"{', '.join(missing)} does not exist")
-        prompt = render(
-            "autonoma.agent",
-            "judge_check.j2",
-            criterion=check.what,
-            task=task,
-            # a judge cannot know the time: it passed "01:30" for the time in Tokyo at 07:58
-            now=datetime.now(UTC).strftime("%A %Y-%m-%d %H:%M"),
-            # the files it judges first
-            files=_contents(workspace, [check.what, task, *goals], self.start),
-        )
-        answer = await ask(
-            self.model, prompt, spent, output=_Judgement, max_tokens=200, temperature=0.0
-        )
-        if isinstance(answer, ModelError):
-            return CheckResult(check, False, f"the judge gave no usable answer: {answer}")
-        judgement: _Judgement = answer.data
-        return CheckResult(check, judgement.passed, f"judged: {judgement.why}")
-
-
-def _contents(
-    workspace: Workspace, texts: Sequence[str], start: Path | None = None, limit: int = 3000
-) -> list[str]:
-    """The files the task and goals name, as they are now, for the judge (each cut); a file
-    the work changed also as it was before; then the files those name (one hop: the 1.5B
-    judge passed "The access code is written in clue.txt." as the code start.txt points to,
-    never having seen clue.txt)."""
-    shown: list[str] = []
-    names = named_files(texts)
-    texts_now: list[str] = []
-    for name in names:
-        try:
-            found = workspace.read(name, JUDGED_BYTES)
-        except FileNotFoundError:
-            shown.append(f"{name}: does not exist")
-            continue
-        except (OSError, WorkspaceError):
-            continue
-        text = found.text()
-        texts_now.append(text[:limit])
-        size = f"{found.size} bytes" if found.cut else text_size(text)
-        shown.append(f"{name} ({size}):\n{_cut(text, limit, found.size, found.cut)}")
-        old = _before(start, name)
-        if old is not None and old != text:
-            shown.append(f"{name} as it was before the work:\n{_cut(old, limit)}")
-    for name in [n for n in named_files(texts_now) if n not in names][:3]:
-        try:
-            text = workspace.read(name, JUDGED_BYTES).text()
-        except (OSError, WorkspaceError):
-            continue  # named but not there: nothing to show
-        shown.append(f"{name}, which a file above names ({text_size(text)}):\n{_cut(text, limit)}")
-    return shown
-
-
-def _cut(text: str, limit: int, size: int = 0, cut: bool = False) -> str:
-    if len(text) > limit:
-        return f"{text[:limit]}\n[... {len(text) - limit} more characters]"
-    if cut:
-        return f"{text}\n[... {size - len(text.encode())} more bytes]"
-    return text
-
-
-def _before(start: Path | None, name: str) -> str | None:
-    """A file's text as the run found it; None if it was not there (or no start is kept).
-    Read through the workspace jail, so a name with ../ or a link leads nowhere."""
-    if start is None:
-        return None
-    try:
-        found = Workspace(start).read(name, JUDGED_BYTES)
-    except (OSError, WorkspaceError):
-        return None
-    return None if found.cut else found.text()
-
-
 def checks_to_text(checks: Sequence[Check]) -> str:
     """The checks as a person edits them: a header line a check, its code below."""
     parts = [
@@ -798,6 +629,8 @@ def stored_checks(events: Sequence[EventRecord]) -> list[Check] | None:
     return found
 
 
+# a check, its result, the verdict and the judge are defined in agent/check_types.py and
+# agent/judge.py, and named here too: the checks' whole surface in one import
 __all__ = [
     "Check",
     "CheckResult",
@@ -812,4 +645,5 @@ __all__ = [
     "content_print",
     "fingerprint",
     "stored_checks",
+    "task_check",
 ]

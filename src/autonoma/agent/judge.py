@@ -1,0 +1,127 @@
+"""The judge of the `judged` acceptance checks: what a program cannot decide, the model
+judges from the files the goals name (agent/checks.py writes the checks and runs the code
+ones)."""
+
+from __future__ import annotations
+
+from collections.abc import Container, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from autonoma.agent.check_types import Check, CheckResult
+from autonoma.agent.completion import deliverables, named_files
+from autonoma.errors import ModelError
+from autonoma.llm import Model
+from autonoma.memory.asking import ask
+from autonoma.runtime.budget import BudgetSpent
+from autonoma.templating import render
+from autonoma.tools import Workspace, WorkspaceError
+from autonoma.tools.files import text_size
+
+JUDGED_BYTES = 200_000  # of a named file shown to the judge (its start, and its size)
+
+
+class _Judgement(BaseModel):
+    # the reason before the verdict: under a grammar the model writes the fields in this
+    # order, so the verdict follows from what it wrote rather than leading it
+    why: str = Field(max_length=300)
+    passed: bool
+
+
+class Judge:
+    """Judges the `judged` checks from the files the goals name, at task_complete: each as
+    it is now, as it was before the work if the work changed it (`start`: the workspace as
+    the run found it), and the files those name in turn (instructions chained over files)."""
+
+    def __init__(self, model: Model, found: Container[str] = (), start: Path | None = None):
+        self.model = model
+        self.found = found  # files the run found: gone, they were moved or cleaned up
+        self.start = start
+
+    async def judge(
+        self,
+        check: Check,
+        task: str,
+        goals: Sequence[str],
+        workspace: Workspace,
+        spent: BudgetSpent,
+    ) -> CheckResult:
+        # a 1.5B judge called a haiku "about autumn" before haiku.txt existed: the files the
+        # criterion names must be there
+        named = deliverables(workspace, [check.what])
+        missing = [d.name for d in named if d.lines is None and d.name not in self.found]
+        if missing:
+            return CheckResult(check, False, f"{', '.join(missing)} does not exist")
+        prompt = render(
+            "autonoma.agent",
+            "judge_check.j2",
+            criterion=check.what,
+            task=task,
+            # a judge cannot know the time: it passed "01:30" for the time in Tokyo at 07:58
+            now=datetime.now(UTC).strftime("%A %Y-%m-%d %H:%M"),
+            # the files it judges first
+            files=_contents(workspace, [check.what, task, *goals], self.start),
+        )
+        answer = await ask(
+            self.model, prompt, spent, output=_Judgement, max_tokens=200, temperature=0.0
+        )
+        if isinstance(answer, ModelError):
+            return CheckResult(check, False, f"the judge gave no usable answer: {answer}")
+        judgement: _Judgement = answer.data
+        return CheckResult(check, judgement.passed, f"judged: {judgement.why}")
+
+
+def _contents(
+    workspace: Workspace, texts: Sequence[str], start: Path | None = None, limit: int = 3000
+) -> list[str]:
+    """The files the task and goals name, as they are now, for the judge (each cut); a file
+    the work changed also as it was before; then the files those name (one hop: the 1.5B
+    judge passed "The access code is written in clue.txt." as the code start.txt points to,
+    never having seen clue.txt)."""
+    shown: list[str] = []
+    names = named_files(texts)
+    texts_now: list[str] = []
+    for name in names:
+        try:
+            found = workspace.read(name, JUDGED_BYTES)
+        except FileNotFoundError:
+            shown.append(f"{name}: does not exist")
+            continue
+        except (OSError, WorkspaceError):
+            continue
+        text = found.text()
+        texts_now.append(text[:limit])
+        size = f"{found.size} bytes" if found.cut else text_size(text)
+        shown.append(f"{name} ({size}):\n{_cut(text, limit, found.size, found.cut)}")
+        old = _before(start, name)
+        if old is not None and old != text:
+            shown.append(f"{name} as it was before the work:\n{_cut(old, limit)}")
+    for name in [n for n in named_files(texts_now) if n not in names][:3]:
+        try:
+            text = workspace.read(name, JUDGED_BYTES).text()
+        except (OSError, WorkspaceError):
+            continue  # named but not there: nothing to show
+        shown.append(f"{name}, which a file above names ({text_size(text)}):\n{_cut(text, limit)}")
+    return shown
+
+
+def _cut(text: str, limit: int, size: int = 0, cut: bool = False) -> str:
+    if len(text) > limit:
+        return f"{text[:limit]}\n[... {len(text) - limit} more characters]"
+    if cut:
+        return f"{text}\n[... {size - len(text.encode())} more bytes]"
+    return text
+
+
+def _before(start: Path | None, name: str) -> str | None:
+    """A file's text as the run found it; None if it was not there (or no start is kept).
+    Read through the workspace jail, so a name with ../ or a link leads nowhere."""
+    if start is None:
+        return None
+    try:
+        found = Workspace(start).read(name, JUDGED_BYTES)
+    except (OSError, WorkspaceError):
+        return None
+    return None if found.cut else found.text()
