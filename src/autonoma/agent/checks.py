@@ -31,6 +31,7 @@ from autonoma.agent.check_forms import (
     Form,
     FormError,
     FunctionForm,
+    at_odds,
     made_up,
     points_elsewhere,
     typed_by_hand,
@@ -80,8 +81,11 @@ def made_checks(
     rounds running, was sent back each time, and the task judged instead passed wrong work.
     `typed`: the checks of every form with a typed value, sent back or not, are added here."""
     checks, problems = [], []
-    for form in forms:
+    odds = at_odds(forms)
+    for index, form in enumerate(forms):
         try:
+            if index in odds:
+                raise FormError(odds[index])
             code = form.program()
             if isinstance(form, FileForm) and (why := made_up(form, said, inputs)):
                 raise FormError(why)
