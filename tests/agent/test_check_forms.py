@@ -448,3 +448,7 @@ def test_checks_that_want_one_file_to_hold_different_values_whole_are_at_odds() 
     assert at_odds([started, file("again", "'started\n'"), computed]) == {}
     assert at_odds([both]) == {} and at_odds([started, _form({"what": "o", "kind": "file",
         "file": "other.txt", "holds": "text", "expected": "'finished'"})]) == {}  # fmt: skip
+    checks, problems = made_checks([started, finished, both], goals=1)
+    assert [c.what for c in checks] == [] and len(problems) == 3  # the lines one is at odds too
+    checks, problems = made_checks([file("s", "'started'"), computed], goals=1)
+    assert len(checks) == 2 and not problems
