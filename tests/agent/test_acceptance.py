@@ -37,6 +37,8 @@ CHECK = {
     "assert got == expected, f'sorted.txt holds {got}, expected {expected}'",
 }
 RIGHT, WRONG = "Alice\nbob\ncarol\n", "Alice\ncarol\nbob\n"
+# the judge of the whole task works it out again from names.txt (agent/judge_worked.py)
+WORKED = {"files": [{"name": "sorted.txt", "text": RIGHT}]}
 
 
 async def start(
@@ -213,7 +215,7 @@ async def test_a_file_the_run_found_and_removed_is_not_asked_for(tmp_path: Path)
             act("task_complete", reason="nothing to sort"),
             act("write_file", path="sorted.txt", text=RIGHT),
             act("task_complete", reason="sorted"),
-            {"passed": True, "why": "sorted.txt holds the names sorted"},
+            WORKED,
         ],
     )
     assert status == "completed" and model.remaining == 0
@@ -231,10 +233,10 @@ async def test_without_usable_checks_the_task_itself_is_judged(tmp_path: Path) -
             act("task_complete", reason="nothing written"),  # sorted.txt missing: no judge
             act("write_file", path="sorted.txt", text=WRONG),
             act("task_complete", reason="written"),
-            {"passed": False, "why": "bob comes before carol ignoring case"},
+            WORKED,
             act("write_file", path="sorted.txt", text=RIGHT),
             act("task_complete", reason="sorted ignoring case"),
-            {"passed": True, "why": "Alice, bob, carol"},
+            WORKED,
         ],
         events=events,
     )
@@ -247,7 +249,8 @@ async def test_without_usable_checks_the_task_itself_is_judged(tmp_path: Path) -
     assert written[0].data["checks"][0]["what"] == f"done exactly as asked: {GOAL}"
     observations = [s.observation or "" for s in store.steps(written[0].run_id)]
     assert "sorted.txt does not exist" in observations[0]
-    assert "bob comes before carol" in observations[2]
+    assert "sorted.txt is not what the task, worked out again" in observations[2]
+    assert "differs from its line 2 on" in observations[2] and RIGHT not in observations[2]
 
 
 async def test_a_refused_repeat_asked_again_is_then_not_offered(tmp_path: Path) -> None:
@@ -397,7 +400,7 @@ async def test_a_check_that_can_never_pass_is_left_out_and_the_task_judged(
             {"checks": [never]},
             act("write_file", path="sorted.txt", text=RIGHT),
             act("task_complete", reason="sorted.txt is sorted"),
-            {"why": "sorted.txt holds the names sorted ignoring case", "passed": True},
+            WORKED,
         ],
         events=events,
     )

@@ -10,8 +10,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from autonoma.agent.check_types import Check, CheckResult
+from autonoma.agent.check_types import Check, CheckResult, task_check
 from autonoma.agent.completion import deliverables, named_files
+from autonoma.agent.judge_worked import inputs_of, judged_by_working_out
 from autonoma.errors import ModelError
 from autonoma.llm import Model
 from autonoma.memory.asking import ask
@@ -54,6 +55,12 @@ class Judge:
         missing = [d.name for d in named if d.lines is None and d.name not in self.found]
         if missing:
             return CheckResult(check, False, f"{', '.join(missing)} does not exist")
+        # the whole task, with inputs that give its answer: worked out again and compared
+        inputs = inputs_of(task, self.start) if check == task_check(task) else None
+        if inputs:
+            worked = await judged_by_working_out(self.model, check, task, workspace, inputs, spent)
+            if worked is not None:
+                return worked
         prompt = render(
             "autonoma.agent",
             "judge_check.j2",

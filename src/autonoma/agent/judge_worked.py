@@ -1,0 +1,142 @@
+"""The task judged by doing it again: the model works out, from the files as they were before
+the work, what the files the task writes must hold, and a program compares that with what the
+work left. Two answers reached apart that agree are evidence; a yes or no is not.
+
+Asked "does the work meet the criterion?", the 1.5B judge passed two wrong results in three
+(bench/judge.py, docs/benchmarks.md): people.csv holding its header alone, answer.txt holding
+the first of three chained words, a count it never counted. A task whose files give its
+answer (it names input files the run found) has one right content for the files it writes, so
+the judge is asked for that content instead, and a wrong guess of it ends the run unfinished,
+not completed on wrong work. The worked-out text is not shown to the agent: copied, the judge's
+mistake would be the run's. A task with no input (a haiku) is judged as before.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from autonoma.agent.check_types import Check, CheckResult
+from autonoma.agent.completion import named_files
+from autonoma.errors import ModelError
+from autonoma.llm import Model
+from autonoma.memory.asking import ask
+from autonoma.runtime.budget import BudgetSpent
+from autonoma.templating import render
+from autonoma.tools import Workspace, WorkspaceError
+
+INPUT_CHARS = 6000  # of the inputs together: past that, the task is judged as before
+FILE_CHARS = 3000
+HOPS = 4  # files named by files the task names, and so on
+
+
+class _File(BaseModel):
+    name: str = Field(min_length=1, max_length=200)
+    text: str = Field(max_length=FILE_CHARS)
+
+
+class _WorkedOut(BaseModel):
+    files: list[_File] = Field(min_length=1, max_length=5)
+
+
+def inputs_of(task: str, start: Path | None) -> dict[str, str] | None:
+    """The files the task names that the run found, with those they name in turn (chained
+    instructions, a few hops on), as they were before the work; None when there are none or
+    they are too long to show whole."""
+    if start is None or not start.is_dir():
+        return None
+    found, names = {}, named_files([task])
+    for hop in range(HOPS + 1):
+        for name in names:
+            if name in found:
+                continue
+            try:
+                read = Workspace(start).read(name, INPUT_CHARS + 1)
+            except (OSError, WorkspaceError):
+                continue
+            found[name] = read.text()
+        if hop == 0 and not found:
+            return None
+        names = named_files(found.values())
+    if sum(len(t) for t in found.values()) > INPUT_CHARS:
+        return None
+    return found
+
+
+async def judged_by_working_out(
+    model: Model,
+    check: Check,
+    task: str,
+    workspace: Workspace,
+    inputs: dict[str, str],
+    spent: BudgetSpent,
+) -> CheckResult | None:
+    """The task's check by working the task out again from `inputs` and comparing the files;
+    None when the model names no file the work was to write or change (judge as before)."""
+    prompt = render(
+        "autonoma.agent",
+        "judge_worked.j2",
+        task=task,
+        files=[f"{name}:\n{text}" for name, text in inputs.items()],
+    )
+    answer = await ask(model, prompt, spent, output=_WorkedOut, max_tokens=700, temperature=0.0)
+    if isinstance(answer, ModelError):
+        return None
+    worked: _WorkedOut = answer.data
+    now: dict[str, str | None] = {}
+    for name in {f.name.strip().removeprefix("./") for f in worked.files}:
+        try:
+            now[name] = workspace.read(name, FILE_CHARS * 4).text()
+        except FileNotFoundError:
+            now[name] = None
+        except (OSError, WorkspaceError) as error:
+            return CheckResult(check, False, f"{name} cannot be read: {error}")
+    made = {}
+    for file in worked.files:
+        name = file.name.strip().removeprefix("./")
+        if name in inputs and not _changes(name, file.text, inputs, now[name], task):
+            continue
+        made[name] = file.text
+    if not made:
+        return None
+    for name, expected in made.items():
+        got = now[name]
+        if got is None:
+            return CheckResult(check, False, f"{name} does not exist, and the task writes it")
+        if _plain(got) != _plain(expected):
+            return CheckResult(check, False, _differs(name, got, expected))
+    return CheckResult(
+        check,
+        True,
+        f"judged: {', '.join(made)} hold what the task, worked out again from its inputs, gives",
+    )
+
+
+def _changes(name: str, worked: str, inputs: dict[str, str], now: str | None, task: str) -> bool:
+    """Whether an input file is one the task changes, to be compared: the work changed it, or
+    the task writes no new file (it works in place) and the worked-out text differs from it.
+    An input the work left as it was, of a task that writes a new file, is read, not written
+    (the 1.5B judge rewrote poem.txt while working out the count of its lines)."""
+    before = _plain(inputs[name])
+    if now is not None and _plain(now) != before:
+        return True
+    writes_new = any(n not in inputs for n in named_files([task]))
+    return not writes_new and _plain(worked) != before
+
+
+def _plain(text: str) -> list[str]:
+    """A text's lines as compared: what ends a line and blank lines at either end set aside."""
+    return [line.rstrip() for line in text.strip("\n").splitlines()]
+
+
+def _differs(name: str, got: str, expected: str) -> str:
+    """Where the file parts from the worked-out text, without giving that text away."""
+    have, want = _plain(got), _plain(expected)
+    first = next((n for n, (a, b) in enumerate(zip(have, want, strict=False), 1) if a != b), None)
+    where = f"from its line {first} on" if first else "in how many lines it has"
+    return (
+        f"judged: {name} is not what the task, worked out again from its inputs, gives: it "
+        f"differs {where} ({len(have)} line{'s' if len(have) != 1 else ''} now). Do the task "
+        "again from the inputs, exactly as asked"
+    )

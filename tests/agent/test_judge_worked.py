@@ -1,0 +1,152 @@
+"""The whole task judged by working it out again from its inputs: what the model is shown, what
+is compared, what the agent is told (never the worked-out text), and when the yes-or-no judge
+is asked instead."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from autonoma.agent.check_types import task_check
+from autonoma.agent.judge import Judge
+from autonoma.agent.judge_worked import inputs_of
+from autonoma.llm import ScriptedModel
+from autonoma.runtime.budget import BudgetSpent
+from autonoma.tools import Workspace
+
+PEOPLE = (
+    "people.txt has lines like 'Ana is 31'. Write people.csv with the header name,age and one "
+    "row for each person, in the same order."
+)
+RIGHT = "name,age\nAna,31\nBen,27\n"
+
+
+def workspaces(tmp_path: Path, start: dict[str, str], now: dict[str, str]) -> tuple[Path, Path]:
+    first, ws = tmp_path / "start", tmp_path / "ws"
+    for root, files in ((first, start), (ws, {**start, **now})):
+        root.mkdir(parents=True)
+        for name, text in files.items():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_text(text)
+    return first, ws
+
+
+async def judged(
+    tmp_path: Path, task: str, start: dict[str, str], now: dict[str, str], answers: list[object]
+) -> tuple[bool, str, ScriptedModel]:
+    first, ws = workspaces(tmp_path, start, now)
+    model = ScriptedModel(answers)
+    result = await Judge(model, start=first).judge(
+        task_check(task), task, [task], Workspace(ws), BudgetSpent()
+    )
+    return result.passed, result.output, model
+
+
+async def test_the_header_alone_fails_without_the_worked_out_text_given_away(
+    tmp_path: Path,
+) -> None:
+    # the 1.5B judge passed people.csv holding its header alone (the everyday suite)
+    worked = {"files": [{"name": "people.csv", "text": RIGHT}]}
+    passed, said, model = await judged(
+        tmp_path, PEOPLE, {"people.txt": "Ana is 31\nBen is 27\n"}, {"people.csv": "name,age\n"},
+        [worked],
+    )  # fmt: skip
+    assert not passed and model.remaining == 0
+    assert "people.csv is not what the task, worked out again from its inputs, gives" in said
+    assert "in how many lines it has (1 line now)" in said and "Ana,31" not in said
+    prompt = model.requests[0].messages[-1].content
+    assert "people.txt:\nAna is 31\nBen is 27" in prompt  # the inputs as they were
+
+
+async def test_the_same_text_reached_apart_passes_whatever_the_line_ends(tmp_path: Path) -> None:
+    worked = {"files": [{"name": "people.csv", "text": RIGHT.strip()}, {"name": "people.txt",
+              "text": "Ana is 31\nBen is 27"}]}  # fmt: skip
+    passed, said, _ = await judged(
+        tmp_path, PEOPLE, {"people.txt": "Ana is 31\nBen is 27\n"},
+        {"people.csv": "name,age  \r\nAna,31\nBen,27\n\n"}, [worked],
+    )  # fmt: skip
+    assert passed and said.startswith("judged: people.csv hold what the task")
+    wrong_row, _, _ = await judged(
+        tmp_path / "b", PEOPLE, {"people.txt": "Ana is 31\nBen is 27\n"},
+        {"people.csv": "name,age\nAna,31\nBen,72\n"}, [worked],
+    )  # fmt: skip
+    assert not wrong_row
+
+
+async def test_a_file_worked_out_but_not_written_fails(tmp_path: Path) -> None:
+    worked = {"files": [{"name": "people.csv", "text": RIGHT}]}
+    passed, said, _ = await judged(tmp_path, PEOPLE, {"people.txt": "Ana is 31\n"}, {}, [worked])
+    assert not passed and said.startswith("people.csv does not exist")
+
+
+async def test_instructions_chained_over_files_are_shown_one_hop_on(tmp_path: Path) -> None:
+    chain = {
+        "step1.txt": "Write the word apple to answer.txt. Then follow step2.txt.",
+        "step2.txt": "Append the word banana to answer.txt as a new line. Then follow step3.txt.",
+        "step3.txt": "Append cherry as a new line.",
+    }
+    first, _ = workspaces(tmp_path, chain, {})
+    shown = inputs_of("Follow the instructions in step1.txt to the end.", first)
+    assert shown is not None and list(shown) == ["step1.txt", "step2.txt", "step3.txt"]
+    worked = {"files": [{"name": "answer.txt", "text": "apple\nbanana\ncherry\n"}]}
+    passed, said, _ = await judged(
+        tmp_path / "run", "Follow the instructions in step1.txt to the end.", chain,
+        {"answer.txt": "apple\n"}, [worked],
+    )  # fmt: skip
+    assert not passed and "differs in how many lines it has (1 line now)" in said
+
+
+async def test_without_inputs_or_files_to_compare_the_judge_answers_yes_or_no(
+    tmp_path: Path,
+) -> None:
+    haiku = "Write a haiku about autumn to haiku.txt"
+    passed, said, model = await judged(
+        tmp_path, haiku, {}, {"haiku.txt": "leaves fall\nred and gold\nwind\n"},
+        [{"why": "a haiku about autumn", "passed": True}],
+    )  # fmt: skip
+    assert passed and said == "judged: a haiku about autumn" and len(model.requests) == 1
+    # the model works out only the input, unchanged: nothing to compare, so judged as before
+    passed, _, model = await judged(
+        tmp_path / "b", PEOPLE, {"people.txt": "Ana is 31\n"}, {"people.csv": "name,age\n"},
+        [{"files": [{"name": "people.txt", "text": "Ana is 31"}]},
+         {"why": "only the header", "passed": False}],
+    )  # fmt: skip
+    assert not passed and model.remaining == 0
+
+
+async def test_a_check_of_the_writers_is_judged_yes_or_no(tmp_path: Path) -> None:
+    first, ws = workspaces(tmp_path, {"people.txt": "Ana is 31\n"}, {"people.csv": RIGHT})
+    model = ScriptedModel([{"why": "the header is there", "passed": True}])
+    own = task_check(PEOPLE).model_copy(update={"what": "people.csv starts with name,age"})
+    result = await Judge(model, start=first).judge(
+        own, PEOPLE, [PEOPLE], Workspace(ws), BudgetSpent()
+    )
+    assert result.passed and len(model.requests) == 1
+
+
+def test_inputs_too_long_to_show_whole_are_not_worked_from(tmp_path: Path) -> None:
+    first, _ = workspaces(tmp_path, {"big.txt": "x" * 7000}, {})
+    assert inputs_of("Count the lines of big.txt into n.txt", first) is None
+    assert inputs_of("Write a haiku to haiku.txt", first) is None
+    shutil.rmtree(first)
+    assert inputs_of("Count the lines of big.txt into n.txt", first) is None
+
+
+async def test_an_input_the_task_only_reads_is_not_compared_however_it_is_worked_out(
+    tmp_path: Path,
+) -> None:
+    # the 1.5B judge rewrote poem.txt while working out the count of its lines
+    task = "Count the lines of poem.txt and write the number alone to count.txt."
+    poem = "a\nb\nc\n"
+    worked = {"files": [{"name": "poem.txt", "text": "a b c"}, {"name": "count.txt", "text": "3"}]}
+    passed, _, _ = await judged(tmp_path, task, {"poem.txt": poem}, {"count.txt": "3\n"}, [worked])
+    assert passed
+    # in place: the work left shout.txt as it was, and the task changes it
+    shout = "Make every line of shout.txt uppercase, in place."
+    worked = {"files": [{"name": "shout.txt", "text": "HEY\nYOU\n"}]}
+    passed, said, _ = await judged(tmp_path / "b", shout, {"shout.txt": "hey\nyou\n"}, {}, [worked])
+    assert not passed and "shout.txt is not what the task" in said
+    passed, _, _ = await judged(
+        tmp_path / "c", shout, {"shout.txt": "hey\nyou\n"}, {"shout.txt": "HEY\nYOU"}, [worked]
+    )
+    assert passed
