@@ -39,6 +39,8 @@ CHECK = {
 RIGHT, WRONG = "Alice\nbob\ncarol\n", "Alice\ncarol\nbob\n"
 # the judge of the whole task works it out again from names.txt (agent/judge_worked.py)
 WORKED = {"files": [{"name": "sorted.txt", "text": RIGHT}]}
+# a goal naming no input: judged checks alone stay alone (no task check worked out besides)
+NO_INPUT_GOAL = "Write the names Alice, bob and carol to sorted.txt, sorted ignoring case"
 
 
 async def start(
@@ -370,7 +372,8 @@ async def test_judged_checks_alone_wait_for_the_claim(tmp_path: Path) -> None:
     }
     _, status, reason, _, model = await start(
         tmp_path,
-        [
+        goal=NO_INPUT_GOAL,
+        script=[
             {"checks": [judged]},
             {"passed": False, "why": "sorted.txt does not exist yet"},  # not met before work
             act("write_file", path="sorted.txt", text=RIGHT),  # the judge is not asked here
@@ -422,7 +425,8 @@ async def test_with_only_judged_checks_the_request_asks_for_the_claim_once_the_f
     judged = {"goal": 1, "what": "sorted.txt is sorted ignoring case", "kind": "judged"}
     _, status, _, _, model = await start(
         tmp_path,
-        [
+        goal=NO_INPUT_GOAL,
+        script=[
             {"checks": [judged]},
             act("list_files"),
             act("write_file", path="sorted.txt", text=RIGHT),
@@ -446,7 +450,8 @@ async def test_with_only_judged_checks_work_left_as_it_was_is_judged(tmp_path: P
     judged = {"goal": 1, "what": "sorted.txt lists the names in order", "kind": "judged"}
     run, status, reason, store, model = await start(
         tmp_path,
-        [
+        goal=NO_INPUT_GOAL,
+        script=[
             {"checks": [judged]},
             {"passed": False, "why": "sorted.txt does not exist yet"},  # not met before work
             act("write_file", path="sorted.txt", text=WRONG),  # changed: not judged
@@ -480,7 +485,8 @@ async def test_with_only_judged_checks_work_come_back_to_an_earlier_state_is_jud
     judged = {"goal": 1, "what": "sorted.txt lists the names in order", "kind": "judged"}
     _, status, reason, _, model = await start(
         tmp_path,
-        [
+        goal=NO_INPUT_GOAL,
+        script=[
             {"checks": [judged]},
             {"passed": False, "why": "sorted.txt does not exist yet"},  # not met before work
             act("write_file", path="sorted.txt", text=WRONG),  # new: not judged
@@ -521,3 +527,37 @@ async def test_with_only_judged_checks_nothing_is_judged_before_the_goal_files_a
     )
     assert status == "budget_exhausted"
     model.assert_complete()  # the judge was never asked after the work began
+
+
+async def test_judged_criteria_alone_of_a_task_with_inputs_get_the_task_worked_out_besides(
+    tmp_path: Path,
+) -> None:
+    # add_header (the everyday suite, 2026-11-28): the writer's one criterion, "the first row
+    # is name,score", passed 'name,score' appended as the last line
+    events: list[EventRecord] = []
+    judged = {"goal": 1, "what": "sorted.txt starts with Alice", "kind": "judged"}
+    _, status, _, store, model = await start(
+        tmp_path,
+        [
+            {"checks": [judged]},
+            {"passed": False, "why": "sorted.txt does not exist yet"},  # not met before work
+            act("write_file", path="sorted.txt", text=WRONG),
+            act("task_complete", reason="sorted"),
+            {"passed": True, "why": "Alice comes first"},  # the writer's criterion, fooled
+            WORKED,  # the task, worked out again from names.txt
+            act("write_file", path="sorted.txt", text=RIGHT),
+            act("task_complete", reason="sorted"),
+            {"passed": True, "why": "Alice comes first"},
+            WORKED,
+        ],
+        events=events,
+    )
+    assert status == "completed"
+    model.assert_complete()
+    (written,) = [e.data for e in events if e.kind == "checks_written"]
+    assert [c["what"] for c in written["checks"]] == [
+        judged["what"],
+        f"done exactly as asked: {GOAL}",
+    ]
+    refused = store.steps(events[0].run_id)[1].observation or ""
+    assert "1 of 2 acceptance checks fail" in refused and "differs from its line 2 on" in refused

@@ -18,6 +18,7 @@ from autonoma.agent.checks import (
     task_check,
 )
 from autonoma.agent.completion import unmet_deliverables
+from autonoma.agent.judge_worked import inputs_of
 from autonoma.agent.loop_services import LoopServices
 from autonoma.agent.run_state import RunState
 from autonoma.agent.stated_formats import format_checks
@@ -59,6 +60,13 @@ async def accept_with(loop: LoopServices, state: RunState, *, fresh: bool) -> No
         if fallback:
             await loop.emit(run.id, ChecksFailed(error=written.error, discarded=written.discarded))
         checks = written.checks or [task_check(run.goal)]
+        # criteria of the writer's alone: the task is judged too, worked out again from its
+        # inputs if it has any (add_header's "the first row is name,score" passed 'name,score'
+        # appended as the last line)
+        whole = task_check(run.goal)
+        judged_only = whole not in checks and all(c.kind == "judged" for c in checks)
+        if judged_only and (await asyncio.to_thread(inputs_of, run.goal, start)) is not None:
+            checks.append(whole)
         if runner is not None:  # the formats the task states, held by programs of ours
             there = set(await asyncio.to_thread(workspace.files))
             checks += [c for c in format_checks(run.goal, there) if c not in checks]
