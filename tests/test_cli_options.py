@@ -204,7 +204,8 @@ def test_a_tool_settings_file_s_groups_choose_the_tools_unless_tools_is_given(
     assert from_file["sandbox"]["cpu_s"] == 20  # type: ignore[index]
     prompt = server.requests[-1]["messages"][0]["content"]
     assert "calculator(" in prompt and "execute_python" not in prompt
-    assert stored("--tools", "web")["groups"] == ["web"]  # the option wins over the file
+    # the option wins over the file; each group once, in the order they are offered
+    assert stored("--tools", "web,code,web")["groups"] == ["code", "web"]
 
 
 def test_resume_settings_lays_a_file_over_the_stored_settings(

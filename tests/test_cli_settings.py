@@ -81,6 +81,16 @@ def test_a_settings_file_sets_the_run_and_options_given_win(
         ("[limits]\nmax_steps = 0\n", [], r"limits.max_steps in .*: Input should be greater"),
         ("[tools]\nsurprise = 1\n", [], r"tools.surprise in .*run.toml is not a setting"),
         (
+            '[tools]\ngroups = ["calculator"]\n',
+            ["--tools", "code,wbe"],
+            r"^error: --tools is one of calculator, code, web, person, not 'wbe' \(see",
+        ),
+        (
+            '[tools]\ngroups = ["code", "wbe"]\n',
+            [],
+            r"tools\.groups\.1 in .*run.toml is one of calculator, code, web, person, not 'wbe'",
+        ),
+        (
             "version = 9\n",
             [],
             r"^error: version in \S+: these settings were stored by a newer autonoma \(version 9",

@@ -70,7 +70,9 @@ def test_bad_settings_are_clear_errors(
 
 
 def test_unknown_groups_and_missing_files_are_named(tmp_path: Path) -> None:
-    with pytest.raises(typer.BadParameter, match="not browser"):
+    with pytest.raises(
+        typer.BadParameter, match="^--tools is one of calculator, .*, not 'browser'$"
+    ):
         tool_settings_from(None, "web,browser", [], False, False)
     with pytest.raises(typer.BadParameter, match="cannot read"):
         tool_settings_from(tmp_path / "absent.json", "none", [], False, False)

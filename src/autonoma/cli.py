@@ -422,8 +422,7 @@ def run(
     tools: str = typer.Option(
         ",".join(TOOL_GROUPS),
         "--tools",
-        help="Built-in tools besides files: a comma list of calculator, code, web, person; "
-        "or none.",
+        help=about("tools.groups"),
     ),
     tool_settings: Path | None = typer.Option(
         None,

@@ -49,7 +49,7 @@ OPTION_OF = (
         "limits.max_seconds": "max_minutes",
     }
     | {path: name for name, path in FIELD_OF.items()}
-    | {"memory.agent": "memory_of"}
+    | {"memory.agent": "memory_of", "tools.groups": "tools"}
 )
 
 
@@ -165,27 +165,22 @@ def tool_settings_from(
     base_path: Path | None = None,
 ) -> ToolSettings:
     """Tool settings from a file (if given; else `base`, the `tools` of the run settings file
-    `base_path`), then the options on top; `groups` None keeps the file's groups."""
+    `base_path`), then the options on top; `groups` (--tools) None keeps the file's groups."""
     data = read_settings_file(path, "the tool settings") if path is not None else dict(base or {})
+    if groups is not None:
+        data["groups"] = _named_groups(groups)
     try:
         settings = ToolSettings.model_validate(data)
     except ValidationError as error:
-        if path is not None:  # a key of the tool settings file
+        if groups is not None and error.errors()[0]["loc"][:1] == ("groups",):
+            said = one_line(error, None, {"tools"}, prefix="tools")  # the option's value
+        elif path is not None:  # a key of the tool settings file
             said = one_line(error, path, listed_in="docs/tools.md")
         else:  # of the run settings file's tools
             said = one_line(error, base_path, prefix="tools", listed_in="docs/tools.md")
         raise typer.BadParameter(said) from None
-    if groups is not None:
-        named = [g.strip() for g in groups.split(",") if g.strip()]
-        if "none" in named and len(named) > 1:
-            raise typer.BadParameter("--tools none means no groups: give it alone")
-        chosen = [g for g in named if g != "none"]
-        unknown = [g for g in chosen if g not in TOOL_GROUPS]
-        if unknown:
-            raise typer.BadParameter(
-                f"--tools takes {', '.join(TOOL_GROUPS)} or none, not {', '.join(unknown)}"
-            )
-        settings.groups = [g for g in TOOL_GROUPS if g in chosen]
+    if groups is not None:  # each once, in the order the groups are offered
+        settings.groups = [g for g in TOOL_GROUPS if g in settings.groups]
     settings.web.allow = [*settings.web.allow, *allow]
     if unsafe:
         settings.sandbox.backend = "unsafe"
@@ -194,6 +189,14 @@ def tool_settings_from(
     if trust_workspace:
         settings.trust_workspace = True
     return settings
+
+
+def _named_groups(groups: str) -> list[str]:
+    """--tools as a list of group names (`none`: no group); the settings check the names."""
+    named = [g.strip() for g in groups.split(",") if g.strip()]
+    if "none" in named and len(named) > 1:
+        raise typer.BadParameter("--tools none means no groups: give it alone")
+    return [g for g in named if g != "none"]
 
 
 def one_line(
@@ -209,7 +212,7 @@ def one_line(
     context = first.get("ctx") or {}
     inner = context.get("key") if first["type"] == "mcp_servers" else None
     key = ".".join(str(part) for part in (prefix, *first["loc"], inner or "") if part != "")
-    param = OPTION_OF.get(key)
+    param = OPTION_OF.get(re.sub(r"(\.\d+)+$", "", key))  # tools.groups.1 is --tools
     if param is not None and param in chosen:
         where = "--" + param.replace("_", "-")
     elif not key:  # the file as a whole (its message names the key)

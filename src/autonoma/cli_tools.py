@@ -16,7 +16,7 @@ from rich.text import Text
 
 from autonoma.agent.settings import RunSettings
 from autonoma.agent.wiring import open_sandbox, run_tools
-from autonoma.cli_settings import read_settings_file, tool_settings_from
+from autonoma.cli_settings import about, read_settings_file, tool_settings_from
 from autonoma.errors import AutonomaError
 from autonoma.tools import Tool
 from autonoma.tools.retrieval import needs_retrieval
@@ -63,9 +63,7 @@ def tools_command(
     tool_settings: Path | None = typer.Option(
         None, "--tool-settings", help="a JSON or TOML file of tool settings (docs/tools.md)"
     ),
-    groups: str | None = typer.Option(
-        None, "--tools", help="built-in groups: a comma list of calculator, code, web, person"
-    ),
+    groups: str | None = typer.Option(None, "--tools", help=about("tools.groups")),
     continuous: bool = typer.Option(
         False, "--continuous", help="as a continuous run (no ask_person)"
     ),

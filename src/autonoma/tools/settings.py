@@ -217,7 +217,8 @@ class ToolSettings(BaseModel):
 
     groups: list[ToolGroup] = Field(default_factory=lambda: list(TOOL_GROUPS))
     """Built-in tool groups offered besides the workspace files and task_complete, which
-    are always offered."""
+    are always offered: calculator, code, web, person (all four by default; on the command
+    line a comma list, or none)."""
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     """Where model-written code runs, and its limits."""
     web: WebSettings = Field(default_factory=WebSettings)
