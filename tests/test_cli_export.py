@@ -9,6 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from autonoma.cli import app
+from autonoma.runtime.events import Rated
 from autonoma.runtime.store import RunNotFound, RunStore
 from tests.cli_helpers import cli, one_line_error
 from tests.runtime.helpers import two_trial_run
@@ -75,6 +76,9 @@ def test_rate_stores_the_score_and_comment(home: Path, run_id: str) -> None:
     assert result.exit_code == 0, result.output
     assert f"rated run {run_id} 2 of 5" in result.stdout
     assert events_of(home, run_id, "rated")[-1] == {"score": 2, "comment": "too slow"}
+    store = RunStore(home / "runs.db")
+    assert store.events(run_id)[-1].event == Rated(score=2, comment="too slow")  # read typed
+    store.close()
     export = CliRunner().invoke(app, ["export", run_id])
     last = json.loads(export.stdout.splitlines()[-1])
     assert last["outcome"]["rating"] == {"score": 2, "comment": "too slow"}  # the latest

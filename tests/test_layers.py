@@ -1,10 +1,11 @@
 """The source's shape: the import contract (`[tool.importlinter]` in pyproject.toml, run by
 `lint-imports` in `make test`) holds only the modules its layers name, so every module and
-package directly in autonoma is named and a new one cannot import upward unseen; and no module
-runs past the house rule's length."""
+package directly in autonoma is named and a new one cannot import upward unseen; no module runs
+past the house rule's length; and a run's events are written only through the one sink."""
 
 from __future__ import annotations
 
+import ast
 import re
 import tomllib
 from pathlib import Path
@@ -45,3 +46,17 @@ def test_no_module_is_longer_than_the_house_rule() -> None:
     assert lines["agent/checks.py"] > 100  # the count reads the modules themselves
     too_long = {name: n for name, n in lines.items() if n > MOST_LINES}
     assert not too_long, f"split these by responsibility: {too_long}"
+
+
+def test_events_are_written_only_through_the_sink() -> None:
+    """runtime/sink.py stores an event and tells the listeners; the store itself and its copy
+    of a remote task's records (agent/remote.py) are storage, not emitters."""
+    storage = {"runtime/sink.py", "runtime/store.py", "agent/remote.py"}
+    writers = {
+        str(path.relative_to(PACKAGE))
+        for path in PACKAGE.rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Attribute) and node.attr == "add_event"
+    }
+    assert "runtime/sink.py" in writers  # the search finds what it looks for
+    assert writers <= storage, f"emit through runtime/sink.py: {sorted(writers - storage)}"

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 from dataclasses import asdict
@@ -22,6 +23,7 @@ from autonoma.planning.picture import render_svg
 from autonoma.runtime.events import OutsideEntered, Rated, Undone, event_schema
 from autonoma.runtime.export import FORMATS, trajectories
 from autonoma.runtime.lease import ensure_free
+from autonoma.runtime.sink import emit
 from autonoma.runtime.store import RunStore
 from autonoma.tools.changes import journal_of
 
@@ -176,8 +178,7 @@ def undo_command(
     done = journal.undo(to_step, force=force)
     for line in done or [f"nothing changed after step {to_step}"]:
         out.print(Text(neutralise_lines(line)))
-    undone = Undone(to_step=to_step, done=done)
-    store.add_event(run_id, undone.kind, undone.data())
+    asyncio.run(emit(store, (), run_id, Undone(to_step=to_step, done=done)))
 
 
 def rate_command(
@@ -191,8 +192,7 @@ def rate_command(
         raise typer.BadParameter(f"SCORE is 1 to 5, not {score}")
     store = RunStore.open_default()
     store.get_run(run_id)  # a clear error if there is no such run
-    rated = Rated(score=score, comment=comment)
-    store.add_event(run_id, rated.kind, rated.data())
+    asyncio.run(emit(store, (), run_id, Rated(score=score, comment=comment)))
     out.print(f"rated run {run_id} {score} of 5", highlight=False)
 
 

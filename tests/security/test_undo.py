@@ -9,10 +9,14 @@ import shutil
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from autonoma.cli import app
+from autonoma.runtime.events import Undone
+from autonoma.runtime.store import RunStore
 from autonoma.testing import act
 from autonoma.tools import changes as changes_module
-from autonoma.tools.changes import ChangeJournal
+from autonoma.tools.changes import ChangeJournal, journal_of
 from autonoma.tools.workspace import Workspace
 from tests.cli_helpers import cli, scripted
 from tests.fake_openai import FakeOpenAI
@@ -140,6 +144,28 @@ def test_show_lists_each_steps_changes_and_undo_puts_them_back(tmp_path: Path, h
     assert (workspace / "poem.txt").read_text() == "autumn\n"
     cli(home, "undo", run_id)
     assert sorted(p.name for p in workspace.iterdir()) == ["notes.txt"]
+
+
+def test_undo_stores_what_it_did_as_a_typed_event(
+    ws: Workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    monkeypatch.setenv("AUTONOMA_HOME", str(home))
+    store = RunStore(home / "runs.db")
+    run_id = store.create_run(
+        goal="Write a.txt", identity={}, settings={}, workspace=str(ws.root), model="m"
+    ).id
+    record = journal_of(home, run_id, ws.root)
+    record.begin()
+    (ws.root / "a.txt").write_text("made at 1\n")
+    record.record(1)
+    result = CliRunner().invoke(app, ["undo", run_id])
+    assert result.exit_code == 0, result.output
+    assert not (ws.root / "a.txt").exists()
+    (event,) = [e.event for e in store.events(run_id)]  # read typed
+    store.close()
+    assert isinstance(event, Undone) and event.to_step == 0
+    assert event.done and event.done == result.stdout.splitlines()  # what it said it did
 
 
 def shell(command: str) -> dict[str, object]:
