@@ -19,7 +19,8 @@ from rich.text import Text
 from rich.tree import Tree
 
 from autonoma.agent.approval import ApprovalRequest, Decision
-from autonoma.agent.checks import Check, checks_from_text, checks_to_text
+from autonoma.agent.check_types import Check
+from autonoma.agent.checks import checks_from_text, checks_to_text
 from autonoma.agent.display import command_line, neutralise, neutralise_lines
 from autonoma.memory.reflection import ReflectionTree
 from autonoma.runtime.budget import BudgetSpent

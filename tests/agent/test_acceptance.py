@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from autonoma.agent.approval import Decision
-from autonoma.agent.checks import Check
+from autonoma.agent.check_types import Check
 from autonoma.agent.identity import AgentIdentity
 from autonoma.agent.session import create_run, run_agent
 from autonoma.agent.settings import RunSettings

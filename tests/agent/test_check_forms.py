@@ -11,8 +11,8 @@ import pytest
 from pydantic import TypeAdapter
 
 from autonoma.agent.check_forms import FileForm, Form, FormError, at_odds, points_elsewhere
+from autonoma.agent.check_types import Check
 from autonoma.agent.checks import (
-    Check,
     CheckRunner,
     CheckWriter,
     Written,

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from autonoma.agent.check_types import Check
 from autonoma.agent.checks import (
     TOLERATED_NOTE,
-    Check,
     CheckRunner,
     CheckWriter,
     checks_from_text,

@@ -7,7 +7,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from autonoma.agent.checks import Check, CheckResult, CheckRunner, Judge, Verdict, task_check
+from autonoma.agent.check_types import Check, CheckResult, Verdict, task_check
+from autonoma.agent.checks import CheckRunner
+from autonoma.agent.judge import Judge
 from autonoma.agent.progress import Progress
 from autonoma.runtime.budget import BudgetSpent
 from autonoma.tools import Workspace

@@ -36,7 +36,7 @@ from autonoma.agent.check_forms import (
     points_elsewhere,
     typed_by_hand,
 )
-from autonoma.agent.check_types import Check, CheckKind, CheckResult, Verdict, task_check
+from autonoma.agent.check_types import Check, CheckKind, CheckResult
 from autonoma.agent.completion import deliverables, named_files
 from autonoma.agent.found import file_heads
 from autonoma.agent.judge import Judge
@@ -636,12 +636,8 @@ def stored_checks(events: Sequence[EventRecord]) -> list[Check] | None:
 # a check, its result, the verdict and the judge are defined in agent/check_types.py and
 # agent/judge.py, and named here too: the checks' whole surface in one import
 __all__ = [
-    "Check",
-    "CheckResult",
     "CheckRunner",
     "CheckWriter",
-    "Judge",
-    "Verdict",
     "Written",
     "checks_block",
     "checks_from_text",
@@ -649,5 +645,4 @@ __all__ = [
     "content_print",
     "fingerprint",
     "stored_checks",
-    "task_check",
 ]

@@ -7,17 +7,10 @@ from __future__ import annotations
 import asyncio
 
 from autonoma.agent.acceptance import Acceptance
-from autonoma.agent.checks import (
-    Check,
-    CheckRunner,
-    CheckWriter,
-    Judge,
-    Verdict,
-    content_print,
-    stored_checks,
-    task_check,
-)
+from autonoma.agent.check_types import Check, Verdict, task_check
+from autonoma.agent.checks import CheckRunner, CheckWriter, content_print, stored_checks
 from autonoma.agent.completion import unmet_deliverables
+from autonoma.agent.judge import Judge
 from autonoma.agent.judge_worked import inputs_of
 from autonoma.agent.loop_services import LoopServices
 from autonoma.agent.run_state import RunState

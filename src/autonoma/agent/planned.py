@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from autonoma.agent.checks import Check, CheckRunner, stored_checks
+from autonoma.agent.check_types import Check
+from autonoma.agent.checks import CheckRunner, stored_checks
 from autonoma.agent.hindsight import run_attempt, worst_to_best
 from autonoma.agent.identity import AgentIdentity
 from autonoma.agent.loop import RunLoop

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import PurePosixPath
 
-from autonoma.agent.checks import Check
+from autonoma.agent.check_types import Check
 from autonoma.agent.completion import named_files
 
 # what each letter group of a named format may hold

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Sequence
 
-from autonoma.agent.checks import Check
+from autonoma.agent.check_types import Check
 from autonoma.agent.completion import named_files
 
 # words by which a task asks for files to go, and for files to go elsewhere (their new names
