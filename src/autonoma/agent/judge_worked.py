@@ -92,10 +92,11 @@ async def judged_by_working_out(
             now[name] = None
         except (OSError, WorkspaceError) as error:
             return CheckResult(check, False, f"{name} cannot be read: {error}")
+    in_place = all(n in inputs for n in named_files([task]))  # the task writes no new file
     made = {}
     for file in worked.files:
         name = file.name.strip().removeprefix("./")
-        if name in inputs and not _changes(name, file.text, inputs, now[name], task):
+        if name in inputs and not _changes(inputs[name], file.text, now[name], in_place):
             continue
         made[name] = file.text
     if not made:
@@ -113,16 +114,15 @@ async def judged_by_working_out(
     )
 
 
-def _changes(name: str, worked: str, inputs: dict[str, str], now: str | None, task: str) -> bool:
+def _changes(before_text: str, worked: str, now: str | None, in_place: bool) -> bool:
     """Whether an input file is one the task changes, to be compared: the work changed it, or
     the task writes no new file (it works in place) and the worked-out text differs from it.
     An input the work left as it was, of a task that writes a new file, is read, not written
     (the 1.5B judge rewrote poem.txt while working out the count of its lines)."""
-    before = _plain(inputs[name])
+    before = _plain(before_text)
     if now is not None and _plain(now) != before:
         return True
-    writes_new = any(n not in inputs for n in named_files([task]))
-    return not writes_new and _plain(worked) != before
+    return in_place and _plain(worked) != before
 
 
 def _plain(text: str) -> list[str]:
