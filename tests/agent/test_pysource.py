@@ -100,3 +100,31 @@ def test_gaps_that_are_python_are_left_alone() -> None:
     # nothing it can make whole: unchanged
     assert mend_json_slips("x = (1,\n     2)    y = 3") == "x = (1,\n     2)    y = 3"
     assert mend_json_slips("x = 1    y z = 2") == "x = 1    y z = 2"
+
+
+def test_a_block_left_at_its_headers_depth_is_indented_under_it() -> None:
+    # three_lines, eleven programs in the everyday runs: an IndentationError each
+    program = (
+        "with open('colors.txt', 'w') as f:\nf.write('red\\n')\nf.write('green\\n')\nprint('done')"
+    )
+    assert mend_json_slips(program) == (
+        "with open('colors.txt', 'w') as f:\n    f.write('red\\n')\n    f.write('green\\n')\n"
+        "print('done')"
+    )
+    # a loop's names bind its block; the first line using none of them is left after it
+    loop = "total = 0\nfor line, n in pairs:\ntotal += n\nprint(line)\nprint(total)"
+    assert mend_json_slips(loop) == (
+        "total = 0\nfor line, n in pairs:\n    total += n\n    print(line)\nprint(total)"
+    )
+    # a header binding nothing: its one line, as the compiler asks
+    assert mend_json_slips("if x:\ny = 1\nz = 2") == "if x:\n    y = 1\nz = 2"
+    # nested: the inner header's block too
+    nested = "def f(a):\nfor b in a:\nprint(b)"
+    mended = mend_json_slips(nested)
+    compile(mended, "program.py", "exec")
+    assert mended.splitlines()[-1].startswith("        print")
+
+
+def test_a_header_at_the_end_or_with_an_empty_block_is_left_for_the_model() -> None:
+    assert mend_json_slips("x = 1\nfor a in b:") == "x = 1\nfor a in b:"
+    assert mend_json_slips("if x:\n\n") == "if x:\n\n"

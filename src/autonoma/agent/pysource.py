@@ -20,6 +20,13 @@ does not compile, a gap of four spaces or more before a name, or a name right af
 bracket (outside strings), is taken for a lost line break, if putting it back makes the line
 whole.
 
+A header's block is sometimes not indented at all: `with open('colors.txt', 'w') as f:` and
+then `f.write('red\\n')` at the header's own depth (eleven programs of three_lines in the
+everyday runs, each an IndentationError, and fizzbuzz's file written the same way). Where the
+compiler expects an indented block, the line it names is indented under its header, and so
+is each line straight after it that uses a name the header binds (`as f`, `for line in`),
+since those can only mean the block; the first line that does not is left where it was.
+
 The JSON around the program slips in too: a program ending in `write_file(...)}` carries the
 object's closing brace. A closing bracket the compiler calls unmatched, followed by nothing but
 closing brackets to the program's end, is dropped.
@@ -59,6 +66,12 @@ def mend_json_slips(code: str, most: int = 50) -> str:
             if (mended := _restore_line_breaks(lines, line)) is not None:
                 code = mended
                 continue
+            if (
+                message.startswith("expected an indented block")
+                and (mended := _indent_block(lines, line)) is not None
+            ):
+                code = mended
+                continue
             if not message.startswith(UNTERMINATED) or not 0 < line < len(lines):
                 return code
             lines[line - 1 : line + 1] = [lines[line - 1] + "\\n" + lines[line]]
@@ -80,6 +93,38 @@ def _escape_apostrophes(lines: list[str], line: int) -> str | None:
     if call and '"' not in call["body"]:  # task_complete('holds 'red', 'green' and 'blue'')
         tries.append(f'{call["head"]}"{call["body"]}"{call["tail"]}')
     return _first_whole(lines, line, tries)
+
+
+def _indent_block(lines: list[str], line: int) -> str | None:
+    """The program with line `line`, left at its header's depth or less, indented under the
+    header with the lines after it at that same depth that use a name the header binds; None
+    when the line is not left so (a header with an empty block, or one at the program's end)."""
+    if not 1 < line <= len(lines) or not lines[line - 1].strip():
+        return None
+    header = next((n for n in range(line - 2, -1, -1) if lines[n].strip()), None)
+    if header is None or not lines[header].rstrip().endswith(":"):
+        return None
+    depth, left = _depth(lines[header]), _depth(lines[line - 1])
+    if left > depth:
+        return None
+    bound = _BINDS.findall(lines[header])
+    names = {n for group in bound for n in re.findall(r"\w+", "".join(group))}
+    end = line
+    while end < len(lines) and _depth(lines[end]) == left and lines[end].strip() and names:
+        if not any(re.search(rf"\b{re.escape(n)}\b", lines[end]) for n in names):
+            break
+        end += 1
+    inside = " " * (depth + 4)
+    block = [inside + text.lstrip(" \t") for text in lines[line - 1 : end]]
+    return "\n".join([*lines[: line - 1], *block, *lines[end:]])
+
+
+def _depth(text: str) -> int:
+    return len(text) - len(text.lstrip(" \t"))
+
+
+# what a header binds: `with ... as f`, `as (a, b)`, `for name, value in`
+_BINDS = re.compile(r"\bas\s+(\w+)|\bfor\s+([\w\s,()]+?)\s+in\b")
 
 
 def _first_whole(lines: list[str], line: int, rewrites: Iterable[str]) -> str | None:
