@@ -175,7 +175,7 @@ TRACES = [
         "list_files, read_file notes.txt, over and over",
         cycle([act("list_files"), act("read_file", path="notes.txt")], LOOP),
         loop_start=1,
-        files={"notes.txt": "nothing useful\n"},
+        files={"notes.txt": "no use\n"},  # short: a longer text shown is not read again
     ),
     Trace(
         "cycle_3",
@@ -204,7 +204,7 @@ TRACES = [
         "progress_then_cycle",
         "writes and reads a draft (progress), then list_files, read a missing file, over and over",
         [
-            act("write_file", path="draft.txt", text="a first draft"),
+            act("write_file", path="draft.txt", text="a draft"),  # short, as above
             act("read_file", path="draft.txt"),
             *cycle([act("list_files"), act("read_file", path="missing.txt")], LOOP),
         ],

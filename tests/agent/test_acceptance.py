@@ -256,15 +256,16 @@ async def test_without_usable_checks_the_task_itself_is_judged(tmp_path: Path) -
 
 
 async def test_a_refused_repeat_asked_again_is_then_not_offered(tmp_path: Path) -> None:
-    """Twice the same read with the same result: the third and fourth are refused unrun with
-    the reason; the next step's schema then leaves read_file out (a constrained decoder cannot
-    ask for it again) and the prompt says why; the step after offers it again. After one
-    refusal it is still offered: read_file may be right with another path."""
+    """Twice the same listing with the same result: the third and fourth are refused unrun
+    with the reason; the next step's schema then leaves list_files out (a constrained decoder
+    cannot ask for it again) and the prompt says why; the step after offers it again. After
+    one refusal it is still offered: list_files may be right with another directory. (A read
+    of a file whose text is shown is not offered at all: test_in_view.py.)"""
     run, status, _, store, model = await start(
         tmp_path,
         [
             {"checks": [CHECK]},
-            *[act("read_file", path="names.txt")] * 4,
+            *[act("list_files", directory=".")] * 4,
             act("write_file", path="sorted.txt", text=WRONG),
             act("write_file", path="sorted.txt", text=RIGHT),
         ],
@@ -273,15 +274,15 @@ async def test_a_refused_repeat_asked_again_is_then_not_offered(tmp_path: Path) 
     steps = store.steps(run.id)
     assert [s.ok for s in steps] == [True, True, False, False, True, True]
     assert (steps[2].observation or "").startswith(
-        "refused: this is the third read_file with the same arguments in a row: steps 1 and 2"
+        "refused: this is the third list_files with the same arguments in a row: steps 1 and 2"
     )
     offered = [commands(request.schema) for request in model.requests[1:]]
-    assert all("read_file" in offered[i] for i in (0, 1, 2, 3, 5))
-    assert "read_file" not in offered[4] and "write_file" in offered[4]
+    assert all("list_files" in offered[i] for i in (0, 1, 2, 3, 5))
+    assert "list_files" not in offered[4] and "write_file" in offered[4]
     third_prompt = model.requests[3].messages[1].content
     assert "Step 2 repeated step 1: the same command with the same result." in third_prompt
     fifth_prompt = model.requests[5].messages[1].content
-    assert "read_file is not offered at this step: it was refused twice as a repeat" in (
+    assert "list_files is not offered at this step: it was refused twice as a repeat" in (
         fifth_prompt
     )
     for n in (4, 6):
@@ -457,7 +458,7 @@ async def test_with_only_judged_checks_work_left_as_it_was_is_judged(tmp_path: P
             act("write_file", path="sorted.txt", text=WRONG),  # changed: not judged
             act("read_file", path="sorted.txt"),  # left as it was: judged
             {"passed": False, "why": "carol comes before bob"},
-            act("read_file", path="sorted.txt"),  # the same contents: not asked again
+            act("list_files", directory="."),  # the same contents: not asked again
             act("write_file", path="sorted.txt", text=RIGHT),  # changed: not judged
             act("write_file", path="sorted.txt", text=RIGHT),  # the same text: judged
             {"passed": True, "why": "Alice, bob, carol"},
@@ -472,7 +473,7 @@ async def test_with_only_judged_checks_work_left_as_it_was_is_judged(tmp_path: P
     told = user_texts(model, 5)  # the request after the judge's no
     assert "1 of 1 fail" in told and "carol comes before bob" in told
     assert [s.command for s in store.steps(run.id)] == [
-        "write_file", "read_file", "read_file", "write_file", "write_file"
+        "write_file", "read_file", "list_files", "write_file", "write_file"
     ]  # fmt: skip
 
 

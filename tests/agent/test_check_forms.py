@@ -10,7 +10,14 @@ from pathlib import Path
 import pytest
 from pydantic import TypeAdapter
 
-from autonoma.agent.check_forms import FileForm, Form, FormError, at_odds, points_elsewhere
+from autonoma.agent.check_forms import (
+    FileForm,
+    Form,
+    FormError,
+    adds_input_text,
+    at_odds,
+    points_elsewhere,
+)
 from autonoma.agent.check_types import Check
 from autonoma.agent.checks import (
     CheckRunner,
@@ -452,3 +459,48 @@ def test_checks_that_want_one_file_to_hold_different_values_whole_are_at_odds() 
     assert [c.what for c in checks] == [] and len(problems) == 3  # the lines one is at odds too
     checks, problems = made_checks([file("s", "'started'"), computed], goals=1)
     assert len(checks) == 2 and not problems
+
+
+async def test_text_the_input_holds_added_by_hand_to_a_computed_value_is_sent_back(
+    tmp_path: Path,
+) -> None:
+    """replace_word (code_1128): the writer added greeting.txt's own second line to the
+    replaced text; the run wrote it twice to pass and ended completed on wrong work."""
+    greeting = {"greeting.txt": "Hello, World!\nHave a nice day.\n"}
+    trial = Trial(tmp_path, greeting)
+    runner = CheckRunner(trial.sandbox, Workspace(trial.ws), trial.start)
+    task = "In greeting.txt, replace the word World with Autonoma and change nothing else."
+    base = {"goal": 1, "what": "greeting.txt has World replaced", "kind": "file",
+            "file": "greeting.txt", "holds": "text"}  # fmt: skip
+    added = base | {
+        "expected": "before('greeting.txt').replace('World', 'Autonoma') + '\\nHave a nice day.\\n'"
+    }
+    right = base | {"expected": "before('greeting.txt').replace('World', 'Autonoma')"}
+    model = ScriptedModel([{"checks": [added]}, {"checks": [right]}])
+    written = await CheckWriter(model, runner).write(
+        task, [task], Workspace(trial.ws), BudgetSpent()
+    )
+    assert (
+        "adds '\\nHave a nice day.\\n' by hand to a value computed from the input"
+        in (written.discarded[0])
+    )
+    (check,) = written.checks
+    assert "Have a nice day.\\n'" not in check.code
+    (trial.ws / "greeting.txt").write_text("Hello, Autonoma!\nHave a nice day.\n")
+    assert (await runner.run(check)).passed
+
+
+def test_a_header_the_input_lacks_added_to_a_computed_value_is_the_tasks() -> None:
+    header = FileForm(
+        kind="file", what="w", file="scores.csv", holds="text",
+        expected="'name,score\\n' + before('scores.csv')",
+    )  # fmt: skip
+    assert adds_input_text(header, {"scores.csv": "ana,17\nben,23\n"}) == ""
+    # the same literal, where the input holds it already, is sent back
+    assert adds_input_text(header, {"scores.csv": "name,score\nana,17\n"})
+    # a short joint ('\n', ', ') is never text of the input's
+    joined = FileForm(
+        kind="file", what="w", file="o.txt", holds="text",
+        expected="'\\n'.join(sorted(open('a.txt').read().split())) + '\\n'",
+    )  # fmt: skip
+    assert adds_input_text(joined, {"a.txt": "b\na\n"}) == ""

@@ -150,3 +150,22 @@ async def test_an_input_the_task_only_reads_is_not_compared_however_it_is_worked
         tmp_path / "c", shout, {"shout.txt": "hey\nyou\n"}, {"shout.txt": "HEY\nYOU"}, [worked]
     )
     assert passed
+
+
+async def test_the_files_of_a_folder_the_task_names_are_its_inputs(tmp_path: Path) -> None:
+    # list_first (code_1128): no file named, so the yes-or-no judge passed "This is a sample
+    # report." as the copy of the one report
+    task = "The reports folder holds one report. Copy its text exactly to latest.txt."
+    report = {"reports/2024-q3-final.txt": "Revenue rose 4% in the third quarter.\n"}
+    # reportsold/ is named nowhere but inside a longer word, other/ not at all
+    first, _ = workspaces(tmp_path, {**report, "reportsold/x.txt": "no", "other/y.txt": "no"}, {})
+    shown = inputs_of(task, first)
+    assert shown == {"reports/2024-q3-final.txt": "Revenue rose 4% in the third quarter.\n"}
+    worked = {"files": [{"name": "latest.txt", "text": "Revenue rose 4% in the third quarter."}]}
+    passed, said, model = await judged(
+        tmp_path / "run", task, report, {"latest.txt": "This is a sample report.\n"}, [worked]
+    )
+    assert not passed and "latest.txt is not what the task" in said
+    assert "reports/2024-q3-final.txt:\nRevenue rose" in model.requests[0].messages[-1].content
+    # a task naming no file and no folder has no inputs
+    assert inputs_of("Write a poem to poem.txt", first) is None

@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 import builtins
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Discriminator, Field, Tag
@@ -117,6 +117,41 @@ def typed_by_hand(form: FileForm, texts: Sequence[str], inputs: Sequence[str]) -
         f"has expected {source[:60]!r}, typed by hand, where {source_file} holds the input: "
         f"compute it from {how} with Python, since a value typed by hand is often wrong"
     )
+
+
+def adds_input_text(form: FileForm, inputs: Mapping[str, str]) -> str:
+    """Why a file form's expected value, computed from an input, has text added to it by hand
+    that the inputs already hold, or "". For "In greeting.txt, replace the word World with
+    Autonoma and change nothing else" the 1.5B writer expected
+    `before('greeting.txt').replace('World', 'Autonoma') + '\\nHave a nice day.\\n'`: the
+    file's own second line once more. The run wrote it twice to pass, and ended completed on
+    wrong work. A header the input lacks ('name,score\\n' + before('scores.csv')) is the
+    task's, and stays."""
+    try:
+        tree = ast.parse(mend_json_slips(form.expected.strip()), mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return ""
+    held = [_plain_text(text) for text in inputs.values()]
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.BinOp) or not isinstance(node.op, ast.Add):
+            continue
+        for literal, other in ((node.left, node.right), (node.right, node.left)):
+            if not isinstance(literal, ast.Constant) or not isinstance(literal.value, str):
+                continue
+            if isinstance(other, ast.Constant):
+                continue  # two literals: typed_by_hand's to read
+            text = _plain_text(literal.value)
+            if len(text) >= 8 and re.search(r"[^\W\d_]", text) and any(text in h for h in held):
+                return (
+                    f"adds {literal.value[:60]!r} by hand to a value computed from the input, "
+                    "which already holds that text: compute the whole expected value from "
+                    "the input, with nothing typed after it"
+                )
+    return ""
+
+
+def _plain_text(text: str) -> str:
+    return "\n".join(line.strip() for line in text.strip().splitlines())
 
 
 def made_up(form: FileForm, texts: Sequence[str], inputs: Sequence[str]) -> str:

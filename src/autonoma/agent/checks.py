@@ -31,6 +31,7 @@ from autonoma.agent.check_forms import (
     Form,
     FormError,
     FunctionForm,
+    adds_input_text,
     at_odds,
     made_up,
     points_elsewhere,
@@ -52,6 +53,7 @@ from autonoma.tools import Workspace, WorkspaceError
 from autonoma.tools.sandbox import Sandbox, SandboxError, SandboxResult
 
 HARNESS = Path(check_harness.__file__).read_text(encoding="utf-8")
+INPUT_BYTES = 20_000  # of an input file, to find text a check adds that it already holds
 TOLERATED_NOTE = "passes once the files' final newlines are set aside"
 START_INSIDE = "/start"  # where a bubblewrap check sees the workspace as the run found it
 # Errors a code check may fail with before the work: what it reads is not there yet, or it
@@ -119,6 +121,17 @@ def input_files(said: Sequence[str], there: Iterable[str]) -> list[str]:
     words = set(re.findall(r"[\w-]+", " ".join(said).lower()))
     by_stem = [name for name in there if PurePosixPath(name).stem.lower() in words]
     return list(dict.fromkeys([*named, *by_stem]))
+
+
+def _texts(workspace: Workspace, names: Sequence[str]) -> dict[str, str]:
+    """The named files' texts as the writer found them (cut at INPUT_BYTES)."""
+    found = {}
+    for name in names:
+        try:
+            found[name] = workspace.read(name, INPUT_BYTES).text()
+        except (OSError, WorkspaceError):
+            continue
+    return found
 
 
 def _asks_for_a_module(said: Sequence[str]) -> bool:
@@ -345,6 +358,7 @@ class CheckWriter:
         coded: set[str] = set()  # what earlier rounds wrote as code
         there = set(workspace.files())  # the inputs a value is computed from, read once
         inputs = input_files([task, *goals], there)
+        held = _texts(workspace, inputs)
         told: set[str] = set()  # values said to be typed by hand, once each
         typed: list[Check] = []  # their checks, better than the task judged if no other
         for round_ in range(self.reasks + 1):
@@ -382,6 +396,11 @@ class CheckWriter:
             )  # fmt: skip
             typed = typed_now or typed  # the last round's: two rounds' values may disagree
             pointers = await self._pointers(response.data.checks, there)
+            pointers |= {
+                form.what: why
+                for form in response.data.checks
+                if isinstance(form, FileForm) and (why := adds_input_text(form, held))
+            }
             checks = [c for c in checks if c.what not in pointers]
             unmade += [f"the check {what!r} {why}" for what, why in pointers.items()]
             kept, problems = await self._sift(checks, task, goals, workspace, spent, coded)

@@ -13,6 +13,7 @@ mistake would be the run's. A task with no input (a haiku) is judged as before.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -29,6 +30,7 @@ from autonoma.tools import Workspace, WorkspaceError
 INPUT_CHARS = 6000  # of the inputs together: past that, the task is judged as before
 FILE_CHARS = 3000
 HOPS = 4  # files named by files the task names, and so on
+FOLDER_FILES = 10  # of a folder the task names
 
 
 class _File(BaseModel):
@@ -46,7 +48,7 @@ def inputs_of(task: str, start: Path | None) -> dict[str, str] | None:
     they are too long to show whole."""
     if start is None or not start.is_dir():
         return None
-    found, names = {}, named_files([task])
+    found, names = {}, [*named_files([task]), *folder_files(task, start)]
     for hop in range(HOPS + 1):
         for name in names:
             if name in found:
@@ -61,6 +63,24 @@ def inputs_of(task: str, start: Path | None) -> dict[str, str] | None:
         names = named_files(found.values())
     if sum(len(t) for t in found.values()) > INPUT_CHARS:
         return None
+    return found
+
+
+def folder_files(task: str, start: Path) -> list[str]:
+    """The files, FOLDER_FILES at most, of each top-level folder the task names as a word
+    ("The reports folder holds one report. Copy its text exactly to latest.txt": with no
+    file named, the yes-or-no judge passed "This is a sample report." as the copy)."""
+    found: list[str] = []
+    for folder in sorted(p for p in start.iterdir() if p.is_dir() and not p.is_symlink()):
+        if folder.name.startswith(".") or not re.search(
+            rf"(?<![\w./-]){re.escape(folder.name)}(?![\w/-])", task, re.IGNORECASE
+        ):
+            continue
+        files = sorted(
+            f for f in folder.rglob("*")
+            if f.is_file() and not f.is_symlink() and not f.name.startswith(".")
+        )  # fmt: skip
+        found += [f.relative_to(start).as_posix() for f in files[:FOLDER_FILES]]
     return found
 
 

@@ -12,6 +12,7 @@ from autonoma.agent.checks import checks_block
 from autonoma.agent.code_actions import NOT_IN_PROGRAMS, functions, program_schema
 from autonoma.agent.completion import misnamed, unmet_deliverables
 from autonoma.agent.hindsight import worst_to_best
+from autonoma.agent.in_view import in_view, readable, with_readable
 from autonoma.agent.loop_services import LoopServices
 from autonoma.agent.monitor import REFUSED_REPEAT, worn_out
 from autonoma.agent.run_state import RunState
@@ -141,16 +142,37 @@ def assemble_prompt(
     so far inside the context budget, then what changes each step (what memory recalls,
     the workspace, the budget left, a repeat) and the request with the goals restated."""
     head = checks_block(state.acceptance.checks) if state.acceptance else ""
-    return assemble(
-        system_prompt(loop, state),
-        steps,
-        closing(loop, state, steps),
-        loop.limits,
-        loop.count,
-        head=head,
-        summary=summary,
-        recalled=recalled,
-    )
+    system = system_prompt(loop, state)
+
+    def assembled(closing_text: str) -> Assembled:
+        return assemble(
+            system,
+            steps,
+            closing_text,
+            loop.limits,
+            loop.count,
+            head=head,
+            summary=summary,
+            recalled=recalled,
+        )
+
+    if loop.config.actions == "code":  # a program reads files as it likes
+        state.in_view = None
+        return assembled(closing(loop, state, steps))
+    # what the prompt shows whole before its closing says so, then held to the final prompt
+    state.in_view = in_view(state.workspace, _texts(assembled("")))
+    final = assembled(closing(loop, state, steps))
+    if state.in_view:
+        shown = in_view(state.workspace, _texts(final)) or []
+        state.in_view = [name for name in state.in_view if name in shown]
+    return final
+
+
+def _texts(assembled: Assembled) -> list[str]:
+    """The prompt's parts after the fixed instructions: the files found at the start, shown
+    there, may be read once, so the model has them among its latest steps (further back in a
+    long prompt, the 1.5B model works from them less well)."""
+    return [str(m["content"]) for m in assembled.messages if m["role"] != "system"]
 
 
 def closing(loop: LoopServices, state: RunState, steps: list[StepRecord]) -> str:
@@ -178,6 +200,8 @@ def closing(loop: LoopServices, state: RunState, steps: list[StepRecord]) -> str
         withheld=withheld(loop, state, steps),
         checks_now=state.checks_now,
         checks_pass=state.checks_pass,
+        in_view=state.in_view or [],
+        all_in_view=readable(state.workspace, state.in_view) == [],
         lessons=state.recent_lessons(config.lessons),
         hindsight=[a.describe() for a in worst_to_best(state.attempts)],
     )
@@ -199,7 +223,9 @@ def schema(loop: LoopServices, state: RunState, left_out: str = "") -> dict[str,
     if loop.config.actions == "code":
         return program_schema()
     tools = [tool for tool in state.offered if tool.name != left_out]
-    key = tuple(tool.name for tool in tools)
+    allowed = readable(state.workspace, state.in_view)
+    tools = with_readable(tools, allowed)
+    key = (*(tool.name for tool in tools), "|", *(allowed or ()))
     if key not in loop.schemas:
         loop.schemas[key] = action_schema(tools)
     return loop.schemas[key]

@@ -57,6 +57,7 @@ class RunState:
     outside_from: int | None = None  # the first step with outside content in its context
 
     # While it runs.
+    in_view: list[str] | None = None  # files the last prompt showed whole as they are now
     by_found: bool = False  # marked from its start for the files it found
     # the files it found at its (re)start that it had not written: the person's, trusted or
     # not, which it does not change after outside content unless the goal names them
