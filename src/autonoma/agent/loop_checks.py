@@ -15,6 +15,7 @@ from autonoma.agent.judge_worked import inputs_of
 from autonoma.agent.loop_services import LoopServices
 from autonoma.agent.run_state import RunState
 from autonoma.agent.stated_formats import format_checks
+from autonoma.agent.stated_lines import line_checks
 from autonoma.agent.task_guards import task_guards
 from autonoma.runtime.events import (
     ApprovalAnswered,
@@ -60,9 +61,10 @@ async def accept_with(loop: LoopServices, state: RunState, *, fresh: bool) -> No
         judged_only = whole not in checks and all(c.kind == "judged" for c in checks)
         if judged_only and (await asyncio.to_thread(inputs_of, run.goal, start)) is not None:
             checks.append(whole)
-        if runner is not None:  # the formats the task states, held by programs of ours
+        if runner is not None:  # the formats and line counts the task states, held by our programs
             there = set(await asyncio.to_thread(workspace.files))
-            checks += [c for c in format_checks(run.goal, there) if c not in checks]
+            stated = [*format_checks(run.goal, there), *line_checks(run.goal, there)]
+            checks += [c for c in stated if c not in checks]
         acceptance = Acceptance(
             checks, runner, Judge(loop.side_model), run.goal, state.identity.goals, workspace
         )

@@ -50,7 +50,7 @@ _UTC = re.compile(r"\b(UTC|GMT)\b")
 # (CI, 2026-11-28: '16:30' written at 16:40 in Tokyo passed a window of 20 minutes from the check)
 WRITTEN_MINUTES = 5
 # files whose text a format check can read; a program's source holds format strings of its own
-_TEXT_SUFFIXES = {"", ".txt", ".csv", ".tsv", ".md", ".log", ".json"}
+TEXT_SUFFIXES = {"", ".txt", ".csv", ".tsv", ".md", ".log", ".json"}
 
 
 @dataclass(frozen=True)
@@ -130,7 +130,7 @@ def format_checks(task: str, there: Container[str]) -> list[Check]:
     named format, has it held to the clock too: the 1.5B judge passed a guessed 16:30 for
     Tokyo at 09:25 there (2026-11-28)."""
     checks: dict[tuple[str, str], Check] = {}
-    for sentence in _SENTENCE_END.split(task):
+    for sentence in sentences(task):
         formats = stated_formats(sentence)
         if not formats:
             continue
@@ -144,8 +144,12 @@ def format_checks(task: str, there: Container[str]) -> list[Check]:
     return list(checks.values())
 
 
+def sentences(text: str) -> list[str]:
+    return _SENTENCE_END.split(text)
+
+
 def _written(named: Sequence[str], there: Container[str]) -> list[str]:
-    texts = [n for n in named if PurePosixPath(n).suffix.lower() in _TEXT_SUFFIXES]
+    texts = [n for n in named if PurePosixPath(n).suffix.lower() in TEXT_SUFFIXES]
     new = [n for n in texts if n not in there]
     return new or (texts if len(named) == 1 else [])
 

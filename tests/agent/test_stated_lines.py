@@ -1,0 +1,123 @@
+"""How many lines a task says a new file holds, held by a check made without the model: which
+counts are read, which file each applies to, the program in the real sandbox, and a run whose
+four-line haiku the judge passed refused."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from autonoma.agent.checks import CheckRunner
+from autonoma.agent.identity import AgentIdentity
+from autonoma.agent.session import create_run, run_agent
+from autonoma.agent.settings import RunSettings
+from autonoma.agent.stated_lines import line_checks, stated_line_count
+from autonoma.llm import ScriptedModel
+from autonoma.runtime.budget import BudgetLimits
+from autonoma.runtime.store import EventRecord, RunStore
+from autonoma.testing import act
+from autonoma.tools import Workspace
+from autonoma.tools.sandbox import BubblewrapSandbox
+from autonoma.tools.settings import SandboxSettings
+
+needs_bwrap = pytest.mark.skipif(
+    shutil.which("bwrap") is None, reason="bubblewrap is not installed (apt-get install bubblewrap)"
+)
+HAIKU_TASK = "Write a haiku about autumn to haiku.txt"
+FOUR = (
+    "Autumn leaves fall,\nSilent whispers of wind,\nPeace in the stillness.\nAutumn leaves fall\n"
+)
+THREE = "Autumn leaves fall,\n\nSilent whispers of wind,\nPeace in the stillness.\n"
+
+
+@pytest.mark.parametrize(
+    ("sentence", "count"),
+    [
+        (HAIKU_TASK, 3),
+        ("Write a limerick about a cat to cat.txt", 5),
+        ("Write a sonnet to love.txt", 14),
+        ("Write exactly 3 lines to colors.txt: red, green and blue, one per line.", 3),
+        ("Write two short lines of text to notes.txt", 2),
+        ("Write a 5-line poem to poem5.txt", 5),
+        # not a count of the new file's lines, or none stated
+        ("Write the numbers 1 to 5, one per line, to numbers.txt", None),
+        ("Copy the first 3 lines of poem.txt to top.txt", None),
+        ("Write three haiku to haikus.txt", None),
+        ("Count the lines of poem.txt into count.txt", None),
+        ("Write a haiku of 4 lines to odd.txt", None),  # two counts: none is sure
+    ],
+)
+def test_line_counts_are_read_from_verse_forms_and_words(sentence: str, count: int | None) -> None:
+    assert stated_line_count(sentence) == count
+
+
+def test_a_count_applies_to_the_one_new_file_its_sentence_names() -> None:
+    assert [c.what for c in line_checks(HAIKU_TASK, set())] == [
+        "haiku.txt holds 3 lines, as the task says"
+    ]
+    # a file the run found: the sentence states what it holds, not what to write
+    assert line_checks("poem.txt has 4 lines. Add a fifth line.", {"poem.txt"}) == []
+    # two new files in one sentence: which holds the lines is not for a rule to guess
+    assert line_checks("Write a haiku to a1.txt and b1.txt", set()) == []
+    # a program's source is not its lines
+    assert line_checks("Write a 3-line function to tool.py", set()) == []
+
+
+@needs_bwrap
+async def test_the_program_counts_the_lines_that_are_not_blank(tmp_path: Path) -> None:
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "start").mkdir()
+    runner = CheckRunner(
+        BubblewrapSandbox(SandboxSettings()), Workspace(tmp_path / "ws"), tmp_path / "start"
+    )
+    (check,) = line_checks(HAIKU_TASK, set())
+    (tmp_path / "ws" / "haiku.txt").write_text(FOUR)
+    result = await runner.run(check)
+    assert not result.passed
+    assert "haiku.txt holds 4 lines that are not blank; the task asks for 3" in result.output
+    (tmp_path / "ws" / "haiku.txt").write_text(THREE)
+    assert (await runner.run(check)).passed
+
+
+@needs_bwrap
+async def test_a_four_line_haiku_the_judge_passes_is_refused(tmp_path: Path) -> None:
+    # bench/agent_demo.py with code actions, seed 0 (2026-11-28): the writer kept only "the
+    # haiku is about autumn", and the judge passed four lines
+    store = RunStore(tmp_path / "runs.db")
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    about = {"goal": 1, "what": "the haiku in haiku.txt is about autumn", "kind": "judged"}
+    model = ScriptedModel(
+        [
+            {"checks": [about]},
+            {"passed": False, "why": "haiku.txt does not exist"},  # not met before the work
+            act("write_file", path="haiku.txt", text=FOUR),
+            act("task_complete", reason="the haiku is written"),
+            {"passed": True, "why": "it is about autumn"},  # the judge
+            act("write_file", path="haiku.txt", text=THREE),
+            {"passed": True, "why": "it is about autumn"},
+        ]
+    )
+    settings = RunSettings(
+        model="scripted", limits=BudgetLimits(max_steps=4), continuous=True, memory=False
+    )
+    identity = AgentIdentity(name="PoetGPT", role="an AI that writes poems", goals=[HAIKU_TASK])
+    run, _ = await create_run(
+        store, model, HAIKU_TASK, settings, workspace=workspace, identity=identity
+    )
+    events: list[EventRecord] = []
+    outcome = await run_agent(store, model, run, listeners=[events.append])
+    assert outcome.status == "completed", outcome.reason
+    (written,) = [e.data for e in events if e.kind == "checks_written"]
+    assert [c["what"] for c in written["checks"]] == [
+        "the haiku in haiku.txt is about autumn",
+        "haiku.txt holds 3 lines, as the task says",
+    ]
+    steps = store.steps(run.id)
+    assert not steps[1].ok
+    assert "haiku.txt holds 4 lines that are not blank; the task asks for 3" in (
+        steps[1].observation or ""
+    )
+    assert len(steps) == 3 and steps[2].ok
