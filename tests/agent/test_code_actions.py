@@ -285,10 +285,7 @@ def test_unset_actions_are_the_models_own_and_stored_settled(monkeypatch: Any) -
     from autonoma.llm.registry import REGISTRY
 
     qwen = "local:qwen2.5-coder-1.5b"
-    assert RunSettings(model=qwen).actions == "json"  # the registry's choice today
-    monkeypatch.setitem(REGISTRY, "qwen2.5-coder-1.5b",
-                        replace(REGISTRY["qwen2.5-coder-1.5b"], actions="code"))  # fmt: skip
-    assert RunSettings(model=qwen).actions == "code"
+    assert RunSettings(model=qwen).actions == "code"  # the registry's choice today
     assert RunSettings(model=qwen).model_dump()["actions"] == "code"  # resumes the same way
     assert RunSettings(model=qwen, actions="json").actions == "json"  # a choice is kept
     assert RunSettings(model="local:smollm2-135m").actions == "json"
@@ -299,6 +296,11 @@ def test_unset_actions_are_the_models_own_and_stored_settled(monkeypatch: Any) -
     older = {k: v for k, v in stored.items() if k not in ("actions", "version")}  # before both
     assert RunSettings.stored(older).actions == "json"
     assert RunSettings.stored(stored).actions == "code"
+    # the registry decides: a model whose entry says JSON acts by JSON when none is chosen
+    monkeypatch.setitem(REGISTRY, "qwen2.5-coder-1.5b",
+                        replace(REGISTRY["qwen2.5-coder-1.5b"], actions="json"))  # fmt: skip
+    assert RunSettings(model=qwen).actions == "json"
+    assert RunSettings.stored(stored).actions == "code"  # a stored run keeps its own
 
 
 async def test_a_name_from_an_earlier_program_is_explained(tmp_path: Path) -> None:
