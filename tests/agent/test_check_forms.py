@@ -311,7 +311,8 @@ async def test_a_file_named_without_its_suffix_is_an_input_too(tmp_path: Path) -
     trial = Trial(tmp_path, {"notes.md": "Shopping list\n\nmilk\n"})
     runner = CheckRunner(trial.sandbox, Workspace(trial.ws), trial.start)
     typed = {"goal": 1, "what": "title.txt holds the first line in capitals", "kind": "file",
-             "file": "title.txt", "holds": "text", "expected": "'Shopping list'"}  # fmt: skip
+             "file": "title.txt", "holds": "text", "expected": "'SHOPPING LIST'"}  # fmt: skip
+    # (typed in lower case, it is sent back for the case the task states: test_stated_case.py)
     computed = typed | {"expected": "open('notes.md').read().splitlines()[0].upper()"}
     task = "Read the file called notes and write its first line, in capital letters, to title.txt."
     written = await CheckWriter(

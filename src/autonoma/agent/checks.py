@@ -42,6 +42,7 @@ from autonoma.agent.completion import deliverables, named_files
 from autonoma.agent.found import file_heads
 from autonoma.agent.judge import Judge
 from autonoma.agent.pysource import mend_json_slips
+from autonoma.agent.stated_case import against_case
 from autonoma.errors import ModelRefused, OutputInvalid
 from autonoma.llm import Model
 from autonoma.llm.types import Usage
@@ -91,6 +92,11 @@ def made_checks(
             code = form.program()
             if isinstance(form, FileForm) and (why := made_up(form, said, inputs)):
                 raise FormError(why)
+            if isinstance(form, FileForm) and against_case(form.expected, said):
+                raise FormError(
+                    f"has expected {form.expected.strip()[:60]!r}, not in the letter case the "
+                    "task asks for: compute it, or write it as the task says"
+                )
             if isinstance(form, FileForm) and (why := typed_by_hand(form, said, inputs)):
                 if typed is not None:
                     typed.append(Check(goal=min(form.goal, goals), what=form.what, code=code))

@@ -1,0 +1,112 @@
+"""The letter case a task states for a new file, held by a check made without the model, and
+values typed against it sent back every time: which cases are read, which file a check is
+for, the writer's forms, and a run in the real sandbox."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from pydantic import TypeAdapter
+
+from autonoma.agent.check_forms import Form
+from autonoma.agent.checks import made_checks
+from autonoma.agent.identity import AgentIdentity
+from autonoma.agent.session import create_run, run_agent
+from autonoma.agent.settings import RunSettings
+from autonoma.agent.stated_case import against_case, case_checks, stated_case
+from autonoma.llm import ScriptedModel
+from autonoma.runtime.budget import BudgetLimits
+from autonoma.runtime.store import EventRecord, RunStore
+from autonoma.testing import act
+
+needs_bwrap = pytest.mark.skipif(
+    shutil.which("bwrap") is None, reason="bubblewrap is not installed (apt-get install bubblewrap)"
+)
+TASK = (
+    "The file called notes holds a shopping list. Write its first line, in capital letters, "
+    "to title.txt"
+)
+FORM: TypeAdapter[Form] = TypeAdapter(Form)
+
+
+@pytest.mark.parametrize(
+    ("text", "case"),
+    [
+        (TASK, "upper"),
+        ("Write the names in lowercase to low.txt", "lower"),
+        ("Write HELLO in all caps to h.txt", "upper"),
+        ("Rewrite notes.txt in upper case", "upper"),
+        ("Write the words in small letters to w.txt", "lower"),
+        ("Write a line to a.txt", None),
+        ("Write it in capital letters, then in lowercase, to both.txt", None),
+    ],
+)
+def test_the_case_a_text_states(text: str, case: str | None) -> None:
+    assert stated_case(text) == case
+
+
+def test_a_case_check_is_for_the_one_new_file_its_sentence_names() -> None:
+    assert [c.what for c in case_checks(TASK, {"notes.md"})] == [
+        "title.txt is written in capital letters, as the task says"
+    ]
+    assert case_checks("Rewrite notes.txt in upper case", {"notes.txt"}) == []  # not new
+    assert case_checks("Write a line to notes2.txt", set()) == []
+
+
+def test_a_literal_against_the_stated_case_is_sent_back_every_time() -> None:
+    said = [TASK]
+    assert against_case("'Shopping list'", said) and against_case("Shopping list", said)
+    assert not against_case("'SHOPPING LIST'", said)
+    assert not against_case("open('notes.md').read().splitlines()[0]", said)  # computed
+    assert not against_case("'Shopping list'", ["Write its first line to title.txt"])
+    form = FORM.validate_python({"goal": 1, "what": "title.txt holds the first line",
+                                 "kind": "file", "file": "title.txt", "holds": "text",
+                                 "expected": "'Shopping list'"})  # fmt: skip
+    told: set[str] = set()
+    typed: list[object] = []
+    for _ in range(3):  # the writer typed it three rounds running (code_1128b)
+        checks, problems = made_checks(
+            [form], goals=1, said=said, inputs=["notes.md"], told=told, typed=typed
+        )
+        assert checks == [] and "not in the letter case the task asks for" in problems[0]
+    assert typed == []  # nor kept at the end for want of a computed value
+
+
+@needs_bwrap
+async def test_a_run_is_held_to_the_case_its_task_states(tmp_path: Path) -> None:
+    store = RunStore(tmp_path / "runs.db")
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "notes.md").write_text("Shopping list\nmilk\neggs\n")
+    typed = {"goal": 1, "what": "title.txt holds the first line", "kind": "file",
+             "file": "title.txt", "holds": "text", "expected": "'Shopping list'"}  # fmt: skip
+    model = ScriptedModel(
+        [
+            *[{"checks": [typed]}] * 3,  # sent back each round: the task judged instead
+            act("write_file", path="title.txt", text="Shopping List\n"),
+            act("task_complete", reason="title.txt holds the first line"),
+            {"passed": True, "why": "it holds the first line"},  # the judge, fooled
+            act("write_file", path="title.txt", text="SHOPPING LIST\n"),
+            {"passed": True, "why": "the first line in capitals"},
+        ]
+    )
+    settings = RunSettings(
+        model="scripted", limits=BudgetLimits(max_steps=4), continuous=True, memory=False
+    )
+    identity = AgentIdentity(name="NoteGPT", role="an AI that copies notes", goals=[TASK])
+    run, _ = await create_run(store, model, TASK, settings, workspace=workspace, identity=identity)
+    events: list[EventRecord] = []
+    outcome = await run_agent(store, model, run, listeners=[events.append])
+    assert outcome.status == "completed", outcome.reason
+    (written,) = [e.data for e in events if e.kind == "checks_written"]
+    assert "title.txt is written in capital letters, as the task says" in [
+        c["what"] for c in written["checks"]
+    ]
+    steps = store.steps(run.id)
+    assert not steps[1].ok
+    assert "title.txt holds 'Shopping List', not all in capital letters" in (
+        steps[1].observation or ""
+    )
+    assert len(steps) == 3 and steps[2].ok
