@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import ipaddress
+import signal
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -50,6 +51,19 @@ def _no_remote_calls(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyP
         return _real_connect(self, address)
 
     monkeypatch.setattr(socket.socket, "connect", guarded)
+
+
+@pytest.fixture(autouse=True)
+def _sigint_kept(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test that leaves SIGINT ignored in its worker makes every process started after it
+    ignore Ctrl-C (SIG_IGN is inherited), and later tests of stopping fail far from the cause:
+    the handler is put back, and the test that changed it fails with its name."""
+    before = signal.getsignal(signal.SIGINT)
+    yield
+    after = signal.getsignal(signal.SIGINT)
+    if after is not before:
+        signal.signal(signal.SIGINT, before)
+        pytest.fail(f"{request.node.nodeid} left SIGINT's handler changed ({after!r})")
 
 
 @pytest.fixture
