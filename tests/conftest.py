@@ -17,6 +17,12 @@ from tests.fake_openai import FakeOpenAI
 
 _real_connect = socket.socket.connect
 
+# A suite started as a background job of a non-interactive shell (`cmd &`) inherits SIGINT
+# ignored, and so would every process it starts: the tests of Ctrl-C and of stopping Ray tasks
+# would fail for the shell's reason, not autonoma's. Tests start with Ctrl-C's default.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
 
 def _is_local(address: Any) -> bool:
     if not isinstance(address, tuple):
