@@ -360,3 +360,26 @@ async def test_a_word_read_as_a_number_is_explained_as_a_header(tmp_path: Path) 
     assert "note: 'amount' is a word, not a number: a table's first line is often" in said[0]
     assert "csv.DictReader(open(name))" in said[0]
     assert "invalid literal for int()" in said[1] and "is a word" not in said[1]
+
+
+async def test_lines_joined_with_their_breaks_doubled_are_explained(tmp_path: Path) -> None:
+    """code_1129_rest: sort_ignore_case, reverse_lines and dedupe_lines each ran out of steps
+    on `'\\n'.join(f.readlines())`, a blank line after every line; the checks' "holds the lines
+    ['paint', '', 'test', '', ...]" did not tell the model why. The file is still written (the
+    note explains, it does not refuse); prose of its own, spaced by blank lines, gets none."""
+    doubled = (
+        "lines = open('names.txt').readlines()\n"
+        "print(write_file('sorted.txt', '\\n'.join(sorted(lines, key=str.lower))))"
+    )
+    prose = "print(write_file('poem.txt', 'one\\n\\ntwo\\n\\nthree\\n'))"
+    steps, _, _, _, _ = await start(
+        tmp_path,
+        [program(doubled), program(SORT), program(prose), program("task_complete('done')")],
+        checks=False,
+    )
+    said = [s.observation or "" for s in steps]
+    assert "note: every second line of sorted.txt is blank" in said[0]
+    assert "open(name).read().splitlines()" in said[0]
+    assert "every second line" not in said[1]
+    assert "every second line" not in said[2]
+    assert (tmp_path / "ws" / "poem.txt").read_text() == "one\n\ntwo\n\nthree\n"

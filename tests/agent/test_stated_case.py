@@ -15,7 +15,7 @@ from autonoma.agent.checks import made_checks
 from autonoma.agent.identity import AgentIdentity
 from autonoma.agent.session import create_run, run_agent
 from autonoma.agent.settings import RunSettings
-from autonoma.agent.stated_case import against_case, case_checks, stated_case
+from autonoma.agent.stated_case import against_case, case_checks, recases_input, stated_case
 from autonoma.llm import ScriptedModel
 from autonoma.runtime.budget import BudgetLimits
 from autonoma.runtime.store import EventRecord, RunStore
@@ -72,6 +72,57 @@ def test_a_literal_against_the_stated_case_is_sent_back_every_time() -> None:
         )
         assert checks == [] and "not in the letter case the task asks for" in problems[0]
     assert typed == []  # nor kept at the end for want of a computed value
+
+
+SORT_TASK = (
+    "Sort the lines of names.txt alphabetically, ignoring upper and lower case, into sorted.txt"
+)
+NAMES = {"names.txt": "carol\nAlice\neve\nbob\nFrank\nDave\n"}
+
+
+@pytest.mark.parametrize(
+    "expected",
+    [
+        "['Alice', 'Bob', 'Carol', 'Dave', 'Eve', 'Frank']",  # what the writer typed (code_1129_rest)
+        "('alice', 'bob')",
+        "'Alice\\nBob'",
+        "Bob",
+    ],
+)
+def test_a_literal_that_changes_its_inputs_case_is_sent_back(expected: str) -> None:
+    assert "typed by hand where the input holds" in recases_input(expected, [SORT_TASK], NAMES)
+
+
+@pytest.mark.parametrize(
+    ("expected", "said"),
+    [
+        ("['Alice', 'bob', 'carol', 'Dave', 'eve', 'Frank']", [SORT_TASK]),  # the lines as they are
+        ("sorted(open('names.txt').read().splitlines(), key=str.lower)", [SORT_TASK]),  # computed
+        ("['ALICE', 'BOB']", ["Write the names of names.txt in capital letters to up.txt"]),
+        ("['Zed']", [SORT_TASK]),  # no input line of any case: typed_by_hand's to read
+        ("['6']", [SORT_TASK]),
+        ("['Alice', 'Bob']", ["In names.txt, write bob as Bob, into fixed.txt"]),  # the task's own
+    ],
+)
+def test_a_literal_keeping_its_inputs_case_or_a_stated_one_is_not(
+    expected: str, said: list[str]
+) -> None:
+    assert recases_input(expected, said, NAMES) == ""
+
+
+def test_a_recased_literal_is_sent_back_every_round_and_never_kept() -> None:
+    form = FORM.validate_python({"goal": 1, "what": "sorted.txt holds the names sorted",
+                                 "kind": "file", "file": "sorted.txt", "holds": "lines",
+                                 "expected": "['Alice', 'Bob', 'Carol', 'Dave', 'Eve', 'Frank']"})  # fmt: skip
+    told: set[str] = set()
+    typed: list[object] = []
+    for _ in range(3):  # typed twice, the value was kept before (code_1129_rest)
+        checks, problems = made_checks(
+            [form], goals=1, said=[SORT_TASK], inputs=["names.txt"], told=told, typed=typed,
+            held=NAMES,
+        )  # fmt: skip
+        assert checks == [] and "'Bob' typed by hand where the input holds 'bob'" in problems[0]
+    assert typed == []
 
 
 @needs_bwrap

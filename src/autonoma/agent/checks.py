@@ -17,7 +17,7 @@ import asyncio
 import hashlib
 import re
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -42,7 +42,7 @@ from autonoma.agent.completion import deliverables, named_files
 from autonoma.agent.found import file_heads
 from autonoma.agent.judge import Judge
 from autonoma.agent.pysource import mend_json_slips
-from autonoma.agent.stated_case import against_case
+from autonoma.agent.stated_case import against_case, recases_input
 from autonoma.errors import ModelRefused, OutputInvalid
 from autonoma.llm import Model
 from autonoma.llm.types import Usage
@@ -75,6 +75,7 @@ def made_checks(
     inputs: Sequence[str] = (),
     told: set[str] | None = None,
     typed: list[Check] | None = None,
+    held: Mapping[str, str] | None = None,
 ) -> tuple[list[Check], list[str]]:
     """The written forms made into checks, and why each that could not be was sent back.
     `said`: the task and goals, whose own values may be typed; `inputs`: the workspace's
@@ -82,7 +83,8 @@ def made_checks(
     already sent back as typed by hand (added to here); one typed again is kept as meant:
     in an everyday run the writer typed iso_dates' and reverse_lines' right lines three
     rounds running, was sent back each time, and the task judged instead passed wrong work.
-    `typed`: the checks of every form with a typed value, sent back or not, are added here."""
+    `typed`: the checks of every form with a typed value, sent back or not, are added here.
+    `held`: the inputs' texts, by name."""
     checks, problems = [], []
     odds = at_odds(forms)
     for index, form in enumerate(forms):
@@ -97,6 +99,10 @@ def made_checks(
                     f"has expected {form.expected.strip()[:60]!r}, not in the letter case the "
                     "task asks for: compute it, or write it as the task says"
                 )
+            if isinstance(form, FileForm) and (
+                why := recases_input(form.expected, said, held or {})
+            ):
+                raise FormError(why)
             if isinstance(form, FileForm) and (why := typed_by_hand(form, said, inputs)):
                 if typed is not None:
                     typed.append(Check(goal=min(form.goal, goals), what=form.what, code=code))
@@ -398,7 +404,7 @@ class CheckWriter:
             typed_now: list[Check] = []
             checks, unmade = made_checks(
                 response.data.checks, len(goals), said=[task, *goals], inputs=inputs,
-                told=told, typed=typed_now,
+                told=told, typed=typed_now, held=held,
             )  # fmt: skip
             typed = typed_now or typed  # the last round's: two rounds' values may disagree
             pointers = await self._pointers(response.data.checks, there)

@@ -6,13 +6,14 @@ title.txt": the 1.5B check writer typed 'Shopping list' as the expected text thr
 running, the typed value was kept for want of a computed one, and the model bent its right
 'SHOPPING LIST' toward it until its steps ran out (code_1128b). A value typed against the case
 the task states is sent back every time (`against_case`), and the case itself is held by a
-program."""
+program. Where the task states no case, a typed value that changes the case of its input's
+lines is sent back every time too (`recases_input`)."""
 
 from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Container, Sequence
+from collections.abc import Container, Mapping, Sequence
 from pathlib import PurePosixPath
 from typing import Literal
 
@@ -56,6 +57,46 @@ def against_case(expected: str, said: Sequence[str]) -> bool:
     if case == "lower":
         return value != value.lower()
     return False
+
+
+def recases_input(expected: str, said: Sequence[str], inputs: Mapping[str, str]) -> str:
+    """Why an expected value typed as a literal was sent back for changing the letter case of
+    its input's lines where the task states no case, or "". For "Sort the lines of names.txt
+    alphabetically, ignoring upper and lower case" the 1.5B writer typed ['Alice', 'Bob',
+    'Carol', ...] for names.txt's Alice, bob, carol: typed twice, it was kept, and no sorted
+    file of the names as they are could pass (code_1129_rest). Never kept."""
+    if any(map(stated_case, said)) or not inputs:
+        return ""
+    try:
+        value = ast.literal_eval(expected.strip())
+    except (ValueError, SyntaxError, RecursionError, MemoryError):
+        value = expected.strip() if _WORDS.fullmatch(expected.strip()) else None
+    items = _items(value)
+    if not items:
+        return ""
+    held = {line.strip() for text in inputs.values() for line in text.splitlines() if line.strip()}
+    by_fold = {line.casefold(): line for line in held}
+    stated = " ".join(said)
+    for item in items:
+        if item in stated:
+            continue  # the person's own spelling ("replace bob with Bob")
+        line = by_fold.get(item.casefold())
+        if item not in held and line is not None and re.search(r"[^\W\d_]", item):
+            return (
+                f"has {item!r} typed by hand where the input holds {line!r}: the task asks for "
+                "no change of letter case, so compute the expected value from the input with "
+                "Python, which keeps each line as it is"
+            )
+    return ""
+
+
+def _items(value: object) -> list[str]:
+    """The lines a typed value stands for: a list's or tuple's strings, a text's lines."""
+    if isinstance(value, list | tuple):
+        return [item.strip() for item in value if isinstance(item, str) and item.strip()]
+    if isinstance(value, str):
+        return [line.strip() for line in value.splitlines() if line.strip()]
+    return []
 
 
 def case_checks(task: str, there: Container[str]) -> list[Check]:
