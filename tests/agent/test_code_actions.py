@@ -340,7 +340,7 @@ async def test_a_function_defined_but_never_written_to_a_file_is_pointed_out(
     )
     said = [s.observation or "" for s in steps]
     assert "note: slugify was defined in this program only" in said[0]
-    assert "write_file('module.py', source)" in said[0]
+    assert "save_functions('module.py', slugify)" in said[0]
     assert "defined in this program only" not in said[1]
     assert "defined in this program only" not in said[2]
 
@@ -383,3 +383,86 @@ async def test_lines_joined_with_their_breaks_doubled_are_explained(tmp_path: Pa
     assert "every second line" not in said[1]
     assert "every second line" not in said[2]
     assert (tmp_path / "ws" / "poem.txt").read_text() == "one\n\ntwo\n\nthree\n"
+
+
+SLUGIFY = """import re
+from string import ascii_lowercase
+RUNS = re.compile(r'[^a-z0-9]+')
+
+
+def _trim(text):
+    return text.strip('-')
+
+
+@staticmethod
+def unused(x):
+    return x
+
+
+def slugify(title):
+    return _trim(RUNS.sub('-', title.lower()))
+
+
+print(slugify('Hello, World!'))
+"""
+
+
+async def test_functions_defined_in_a_program_are_saved_as_a_module(tmp_path: Path) -> None:
+    """code_1129_rest: slugify_function and palindrome_function never wrote their module. The
+    model defined the function five times over, and told to write its source as text, put
+    source holding quotes inside a quoted string, a SyntaxError each time. save_functions
+    writes the source the program itself holds: its imports, the function, and the names it
+    uses of the program, in turn; not the demo call nor what it does not use."""
+    quoted = (
+        "with open('slug.py', 'w') as f:\n"
+        "    f.write('def slugify(t):\\n    return t.replace(r'[^a-z]', '-')\\n')"
+    )
+    steps, _, model, _, _ = await start(
+        tmp_path,
+        [
+            program(quoted),
+            program(SLUGIFY + "print(save_functions('slug.py', slugify))"),
+            program("from slug import slugify\nprint(slugify(' A  B! '))"),
+            program("def f():\n    pass\nsave_functions('f.py', print)"),
+            program("save_functions('f.py')"),
+            program("task_complete('done')"),
+        ],
+        checks=False,
+    )
+    said = [s.observation or "" for s in steps]
+    assert "SyntaxError" in said[0]
+    assert "note: this program holds Python source inside a quoted string" in said[0]
+    assert "wrote" in said[1] and "defined in this program only" not in said[1]
+    saved = (tmp_path / "ws" / "slug.py").read_text()
+    assert saved.startswith("import re\n\n\nfrom string import ascii_lowercase\n")
+    assert "RUNS = re.compile" in saved and "def _trim(text):" in saved
+    assert "unused" not in saved and "print(" not in saved
+    assert "printed:\na-b" in said[2]
+    assert "print is not defined with def at this program's top level" in said[3]
+    assert "name a function to save" in said[4]
+    prompt = model.requests[0].messages[0].content
+    assert "- save_functions(path: str, *functions): Write functions this program" in prompt
+
+
+async def test_saving_functions_is_approved_as_a_write_and_not_offered_without_one(
+    tmp_path: Path,
+) -> None:
+    asked: list[ApprovalRequest] = []
+
+    async def approve(request: ApprovalRequest) -> Decision:
+        asked.append(request)
+        return Decision(kind="yes")
+
+    save = "def f():\n    return 1\nprint(save_functions('f.py', f))"
+    await start(
+        tmp_path, [program(save), program("task_complete('done')")],
+        continuous=False, approver=approve, checks=False,
+    )  # fmt: skip
+    assert [r.risk for r in asked] == [Risk.WRITE]
+    assert (tmp_path / "ws" / "f.py").read_text() == "def f():\n    return 1\n"
+    read_only = ToolRegistry([t for t in default_tools() if t.risk is Risk.READ])
+    (tmp_path / "ro").mkdir()
+    _, _, model, _, _ = await start(
+        (tmp_path / "ro"), [program("task_complete('done')")], tools=read_only, checks=False
+    )
+    assert "save_functions" not in model.requests[0].messages[0].content

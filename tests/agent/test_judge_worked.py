@@ -169,3 +169,38 @@ async def test_the_files_of_a_folder_the_task_names_are_its_inputs(tmp_path: Pat
     assert "reports/2024-q3-final.txt:\nRevenue rose" in model.requests[0].messages[-1].content
     # a task naming no file and no folder has no inputs
     assert inputs_of("Write a poem to poem.txt", first) is None
+
+
+async def test_a_file_the_judge_makes_up_is_set_aside(tmp_path: Path) -> None:
+    """code_1129_rest, folder_index: the judge named apples.md (notes/apples.md, an input) as a
+    file the task writes; "apples.md does not exist, and the task writes it" failed right work,
+    and the run deleted notes/apples.md to please it. Files the task or its inputs name are
+    still compared, and so is a name the task gives without its suffix."""
+    task = "Write the names of the files in the notes folder, sorted, one per line, to index.txt."
+    notes = {"notes/pears.md": "p\n", "notes/apples.md": "a\n"}
+    made_up = {"files": [{"name": "apples.md", "text": "a"},
+                         {"name": "index.txt", "text": "apples.md\npears.md"}]}  # fmt: skip
+    passed, said, _ = await judged(
+        tmp_path, task, notes, {"index.txt": "apples.md\npears.md\n"}, [made_up]
+    )
+    assert (
+        passed
+        and said == "judged: index.txt hold what the task, worked out again from its inputs, gives"
+    )
+    passed, said, _ = await judged(
+        tmp_path / "b", task, notes, {"index.txt": "pears.md\napples.md\n"}, [made_up]
+    )
+    assert not passed and "index.txt is not what the task" in said
+    # named by an input (a chained instruction), and by the task without its suffix
+    chain = {"step1.txt": "Write the word apple to answer.txt."}
+    worked = {"files": [{"name": "answer.txt", "text": "apple"}]}
+    passed, said, _ = await judged(
+        tmp_path / "c", "Follow step1.txt.", chain, {"answer.txt": "pear\n"}, [worked]
+    )
+    assert not passed and "answer.txt is not what the task" in said
+    task = "Copy the first line of todo.txt to the file called notes."
+    worked = {"files": [{"name": "notes.md", "text": "buy milk"}]}
+    passed, said, _ = await judged(
+        tmp_path / "d", task, {"todo.txt": "buy milk\nwalk\n"}, {"notes.md": "walk\n"}, [worked]
+    )
+    assert not passed and "notes.md is not what the task" in said

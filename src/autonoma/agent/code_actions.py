@@ -37,6 +37,58 @@ def read_file(path: str) -> str:
         return file.read()
 
 
+def save_functions(path: str, *functions) -> str:
+    \"\"\"Write functions this program defines to a .py file as source, with the program's
+    imports and what they use of it: save_functions('slug.py', slugify).
+
+    A function a program defines is gone when the program ends; a module keeps it.
+    \"\"\"
+    import ast as _ast, linecache as _lines
+
+    text = "".join(_lines.getlines("program.py"))
+    tree = _ast.parse(text)
+    kinds = (_ast.FunctionDef, _ast.AsyncFunctionDef, _ast.ClassDef)
+    defined = {n.name: n for n in tree.body if isinstance(n, kinds)}
+    assigned = {
+        t.id: n for n in tree.body if isinstance(n, _ast.Assign)
+        for t in n.targets if isinstance(t, _ast.Name)
+    }
+    wanted = [f if isinstance(f, str) else getattr(f, "__name__", repr(f)) for f in functions]
+    if not wanted:
+        raise ToolError("save_functions(path, function, ...): name a function to save")
+    for name in wanted:
+        if name not in defined:
+            raise ToolError(
+                f"save_functions: {name} is not defined with def at this program's top level; "
+                "define it there, then pass it"
+            )
+    kept, todo = set(), list(wanted)
+    while todo:  # what the saved functions use of the program, in turn
+        name = todo.pop()
+        if name not in kept:
+            kept.add(name)
+            node = defined.get(name) or assigned[name]
+            todo += [n.id for n in _ast.walk(node) if isinstance(n, _ast.Name)
+                     and (n.id in defined or n.id in assigned) and n.id not in kept]
+    lines = text.splitlines()
+    parts = [_ast.get_source_segment(text, n) for n in tree.body
+             if isinstance(n, (_ast.Import, _ast.ImportFrom))]
+    for node in tree.body:
+        if isinstance(node, kinds):
+            names = [node.name]
+        elif isinstance(node, _ast.Assign):
+            names = [t.id for t in node.targets if isinstance(t, _ast.Name)]
+        else:
+            continue
+        if kept.intersection(names):
+            first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", ())])
+            parts.append("\\n".join(lines[first - 1 : node.end_lineno]))
+    write = globals().get("write_file")
+    if write is None:
+        raise ToolError(f"{path}: this run has no write_file, so files cannot be written")
+    return write(path, "\\n\\n\\n".join(p for p in parts if p) + "\\n")
+
+
 import builtins as _builtins, io as _io_text, os as _os_path
 
 
@@ -75,6 +127,7 @@ def _open(file, mode="r", *args, **kwargs):
 
 open = _open
 """
+HELPER_TOOLS = {"save_functions": "write_file"}  # a helper that calls a tool, and the tool
 WRITE_MODES = frozenset("wax+")
 CODE_CHARS = 3000
 _UNDEFINED = re.compile(r"NameError: name '(\w+)' is not defined")
@@ -82,6 +135,7 @@ _NOT_A_NUMBER = re.compile(
     r"ValueError: (?:could not convert string to float|invalid literal for int\(\) with base "
     r"\d+): '([^\W\d][\w ]*)'"
 )
+_SOURCE_IN_QUOTES = re.compile(r"""(?:['"]|\\n)\s*(?:def|class) \w+\s*[(:]""")
 CALL_LINES = 8  # tool calls listed in a step's result, at most
 
 
@@ -108,16 +162,20 @@ def parse_program(data: dict[str, Any]) -> Action:
 
 def functions(tools: Sequence[Tool]) -> dict[str, tuple[str, str]]:
     """Each function a program has, helpers first: python name -> (the tool it calls, "" for
-    a helper; one line for the prompt: signature and the first sentence of the description)."""
+    a helper that calls none; one line for the prompt: signature and the first sentence of
+    the description). A helper that writes is left out where writing is not offered."""
     found: dict[str, tuple[str, str]] = {}
+    offered = {t.name for t in tools}
     for node in ast.parse(HELPERS + tool_functions(tools)).body:
         if not isinstance(node, ast.FunctionDef) or node.name.startswith("_"):
             continue
         ret = node.body[-1]
         call = ret.value if isinstance(ret, ast.Return) else None
-        tool = ""
+        tool = HELPER_TOOLS.get(node.name, "")
         if isinstance(call, ast.Call) and call.args and isinstance(call.args[0], ast.Constant):
             tool = str(call.args[0].value)
+        if node.name in HELPER_TOOLS and tool not in offered:
+            continue  # a helper that writes is not listed to a run that cannot write
         params = re.sub(r"\s*=\s*DEFAULT", "=None", ast.unparse(node.args))
         doc = (ast.get_docstring(node) or "").split("\n\n")[0]
         doc = " ".join(doc.split())
@@ -169,6 +227,12 @@ def report(result: ProgramResult, limit: int, code: str = "") -> str:
                 "afresh: nothing is kept from earlier ones, so set or read again what it "
                 "needs; the functions it has are those listed at the start."
             )
+        if "SyntaxError" in box.stderr and _SOURCE_IN_QUOTES.search(code):
+            lines.append(  # slugify: f.write('def slugify(t): ... replace(r'[^a-z]', '-')')
+                "note: this program holds Python source inside a quoted string, and the "
+                "source's own quotes end that string. Write the function as code in the "
+                "program instead, and keep it with save_functions('module.py', name)."
+            )
         word = _NOT_A_NUMBER.findall(box.stderr)
         if word:  # csv_sum: ten steps of float('amount') on the header of sales.csv
             lines.append(
@@ -192,8 +256,8 @@ def report(result: ProgramResult, limit: int, code: str = "") -> str:
     if unsaved:  # in the everyday suite, 3 of 5 function goals ended so: defined, never saved
         lines.append(
             f"note: {unsaved} was defined in this program only, and is gone now that it has "
-            "ended: no file holds it. To keep a function in a .py file, write its source "
-            "there, e.g. write_file('module.py', source) with the whole definition as text."
+            "ended: no file holds it. To keep it in a .py file, end the program with "
+            f"save_functions('module.py', {unsaved}), which writes its source there."
         )
     text = "\n".join(lines)
     return text if len(text) <= limit else text[:limit] + "\n[cut]"

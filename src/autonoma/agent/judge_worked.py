@@ -93,7 +93,10 @@ async def judged_by_working_out(
     spent: BudgetSpent,
 ) -> CheckResult | None:
     """The task's check by working the task out again from `inputs` and comparing the files;
-    None when the model names no file the work was to write or change (judge as before)."""
+    None when the model names no file the work was to write or change (judge as before). A
+    file it names that is not an input and that neither the task nor an input names is its
+    own invention and is set aside: the 1.5B judge named apples.md, a file of the folder the
+    task lists, as one the task writes, and the run deleted notes/apples.md to please it."""
     prompt = render(
         "autonoma.agent",
         "judge_worked.j2",
@@ -113,11 +116,14 @@ async def judged_by_working_out(
         except (OSError, WorkspaceError) as error:
             return CheckResult(check, False, f"{name} cannot be read: {error}")
     in_place = all(n in inputs for n in named_files([task]))  # the task writes no new file
+    named = set(named_files([task, *inputs.values()]))
     made = {}
     for file in worked.files:
         name = file.name.strip().removeprefix("./")
         if name in inputs and not _changes(inputs[name], file.text, now[name], in_place):
             continue
+        if name not in inputs and not _named(name, named, task):
+            continue  # the judge's own file: folder_index's "apples.md", of notes/ (read)
         made[name] = file.text
     if not made:
         return None
@@ -132,6 +138,15 @@ async def judged_by_working_out(
         True,
         f"judged: {', '.join(made)} hold what the task, worked out again from its inputs, gives",
     )
+
+
+def _named(name: str, named: set[str], task: str) -> bool:
+    """Whether the task or its inputs name a file the judge says the task writes: by its name,
+    or, for the task, by its name without the suffix as a word ("the file called notes")."""
+    if name in named:
+        return True
+    stem = Path(name).stem
+    return len(stem) >= 3 and re.search(rf"(?<![\w.-]){re.escape(stem)}(?![\w-])", task) is not None
 
 
 def _changes(before_text: str, worked: str, now: str | None, in_place: bool) -> bool:
