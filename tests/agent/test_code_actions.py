@@ -466,3 +466,25 @@ async def test_saving_functions_is_approved_as_a_write_and_not_offered_without_o
         (tmp_path / "ro"), [program("task_complete('done')")], tools=read_only, checks=False
     )
     assert "save_functions" not in model.requests[0].messages[0].content
+
+
+async def test_whole_texts_joined_with_their_breaks_doubled_are_explained(
+    tmp_path: Path,
+) -> None:
+    """code_1128b, combine_parts: parts read whole keep their last break, and '\\n'.join of
+    them left a blank line where two met (alpha, '', beta, gamma, '', delta) for ten steps.
+    Stripped before the join: no note; blank lines without a join of its own: no note."""
+    joined = "a = open('names.txt').read()\nprint(write_file('both.txt', '\\n'.join([a, a])))"
+    stripped = (
+        "a = open('names.txt').read().strip()\nprint(write_file('both.txt', '\\n'.join([a, a])))"
+    )
+    spaced = "a = open('names.txt').read()\nprint(write_file('both.txt', a + '\\n' + a))"
+    steps, _, _, _, _ = await start(
+        tmp_path,
+        [program(joined), program(stripped), program(spaced), program("task_complete('done')")],
+        checks=False,
+    )
+    said = [s.observation or "" for s in steps]
+    assert "note: both.txt holds blank lines where the texts it joined met" in said[0]
+    assert "strip each text" in said[0]
+    assert "blank lines where" not in said[1] and "blank lines where" not in said[2]

@@ -245,13 +245,17 @@ def report(result: ProgramResult, limit: int, code: str = "") -> str:
                  for c in result.calls[:CALL_LINES]]  # fmt: skip
         more = len(result.calls) - CALL_LINES
         lines.append("tool calls: " + "; ".join(shown) + (f"; and {more} more" if more > 0 else ""))
-    doubled = doubled_breaks(result, code)
+    doubled, every_second = doubled_breaks(result, code)
     if doubled:  # code_1129_rest: three goals lost their steps to '\n'.join(f.readlines())
         lines.append(
-            f"note: every second line of {doubled} is blank: lines from readlines() keep "
-            "their line break, so '\\n'.join(lines) doubles it. Read lines with "
-            "open(name).read().splitlines(), which drops the breaks, then join them with '\\n'."
-        )
+            (f"note: every second line of {doubled} is blank: lines from readlines() keep "
+             "their line break, so '\\n'.join(lines) doubles it. " if every_second else
+             f"note: {doubled} holds blank lines where the texts it joined met: text read "
+             "from a file keeps its line breaks, so joining such texts with '\\n' doubles "
+             "a break. ")
+            + "Read lines with open(name).read().splitlines(), which drops the breaks, or "
+            "strip each text, then join them with '\\n'."
+        )  # fmt: skip
     unsaved = defined_only_here(code, result)
     if unsaved:  # in the everyday suite, 3 of 5 function goals ended so: defined, never saved
         lines.append(
@@ -263,14 +267,18 @@ def report(result: ProgramResult, limit: int, code: str = "") -> str:
     return text if len(text) <= limit else text[:limit] + "\n[cut]"
 
 
-def doubled_breaks(result: ProgramResult, code: str) -> str:
-    """The first file a program that reads files wrote whole with a blank line after each of
-    its lines ("a\\n\\nb\\n\\nc"), or "" (prose of its own may space its paragraphs).
+def doubled_breaks(result: ProgramResult, code: str) -> tuple[str, bool]:
+    """The first file a program that reads files wrote whole with a line break doubled, and
+    whether every second line of it is blank ("a\\n\\nb\\n\\nc"); ("", False) when none.
     Lines read with readlines() end in their break and the 1.5B model joined them with
     another: the checks said "holds the lines ['paint', '', 'test', '', ...]" and it changed
-    everything but the join for ten steps."""
+    everything but the join for ten steps. Whole files joined with '\\n' leave one blank
+    line where two met (combine_parts: alpha, '', beta, gamma, '', delta). Other blank lines
+    count only where the program joins with a line break: prose of its own may space its
+    paragraphs."""
     if "open(" not in code and "read_file(" not in code:
-        return ""
+        return "", False
+    joins = re.search(r"""(['"])\\n\1\s*\.\s*join\(""", code) is not None
     for call in result.calls:
         text = call.arguments.get("text")
         if call.name != "write_file" or not call.result.ok or not isinstance(text, str):
@@ -278,8 +286,10 @@ def doubled_breaks(result: ProgramResult, code: str) -> str:
         lines = text.rstrip("\n").split("\n")
         kept, gaps = lines[0::2], lines[1::2]
         if len(kept) >= 2 and all(k.strip() for k in kept) and not any(g.strip() for g in gaps):
-            return str(call.arguments.get("path", "the file"))
-    return ""
+            return str(call.arguments.get("path", "the file")), True
+        if joins and any(not line.strip() for line in lines[1:-1]):
+            return str(call.arguments.get("path", "the file")), False
+    return "", False
 
 
 def defined_only_here(code: str, result: ProgramResult) -> str:
