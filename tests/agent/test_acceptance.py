@@ -562,3 +562,50 @@ async def test_judged_criteria_alone_of_a_task_with_inputs_get_the_task_worked_o
     ]
     refused = store.steps(events[0].run_id)[1].observation or ""
     assert "1 of 2 acceptance checks fail" in refused and "differs from its line 2 on" in refused
+
+
+async def test_a_failing_value_typed_by_hand_is_set_aside_when_the_task_worked_out_agrees(
+    tmp_path: Path,
+) -> None:
+    """code_1129_rest, active_emails: the writer typed bob where users.json has cleo, typed
+    it again when sent back, and the check kept so held the right active.txt out for ten
+    steps. Failing at the claim, a typed check is contested by the task worked out again from
+    its inputs: agreeing with the work, it is set aside; disagreeing, the failure stands."""
+    typed = {"goal": 1, "what": "sorted.txt holds the names sorted ignoring case",
+             "kind": "file", "file": "sorted.txt", "holds": "lines",
+             "expected": "['Alice', 'carol', 'bob']"}  # fmt: skip
+    events: list[EventRecord] = []
+    run, status, _, store, model = await start(
+        tmp_path,
+        [
+            {"checks": [typed]},  # sent back as typed by hand
+            {"checks": [typed]},  # typed again: kept as meant, marked typed
+            act("write_file", path="sorted.txt", text=RIGHT),
+            act("task_complete", reason="sorted ignoring case"),
+            {"files": [{"name": "sorted.txt", "text": "bob\nAlice\ncarol"}]},  # disagrees
+            act("task_complete", reason="sorted ignoring case, really"),
+            WORKED,  # agrees with the work
+        ],
+        events=events,
+    )
+    assert status == "completed" and model.remaining == 0
+    written = next(e.data for e in events if e.kind == "checks_written")
+    assert [c["typed"] for c in written["checks"]] == [True]
+    steps = store.steps(run.id)
+    assert not steps[1].ok and "sorted.txt holds the lines ['Alice', 'bob', 'carol']" in (
+        steps[1].observation or ""
+    )
+    assert steps[2].ok
+    finished = events[-1].data["acceptance"]["results"][0]
+    assert finished["passed"] and finished["output"].startswith(
+        "set aside: its value was typed by hand, and the task worked out again"
+    )
+    # a check the writer computed is not contested: the judge is never asked
+    events = []
+    _, status, _, _, model = await start(
+        tmp_path / "computed",
+        [{"checks": [CHECK]}, act("write_file", path="sorted.txt", text=WRONG),
+         act("task_complete", reason="done")],
+        steps=2, events=events,
+    )  # fmt: skip
+    assert status == "budget_exhausted" and model.remaining == 0

@@ -26,6 +26,8 @@ class Acceptance:
     judged: dict[int, CheckResult] = field(default_factory=dict)  # latest, by check index
     broken: list[CheckResult] = field(default_factory=list)  # code checks left out, and why
     guards: list[Check] = field(default_factory=list)  # by rule: in a verdict only when failing
+    # typed checks set aside at a claim, by (what, code): the failure then, and the result
+    set_aside: dict[tuple[str, str], tuple[str, CheckResult]] = field(default_factory=dict)
 
     async def verdict(self, *, judge: BudgetSpent | None = None) -> Verdict:
         """The checks on the workspace as it is: the code ones always; the judged ones judged
@@ -44,7 +46,10 @@ class Acceptance:
         results = []
         for index, check in enumerate(self.checks):
             if check.kind == "code":
-                results.append(next(code))
+                result = next(code)
+                if check.typed and not result.passed:
+                    result = await self._contest(result, judge)
+                results.append(result)
             elif judge is not None:
                 self.judged[index] = await self.judge.judge(
                     check, self.task, self.goals, self.workspace, judge
@@ -53,6 +58,31 @@ class Acceptance:
             elif index in self.judged:
                 results.append(self.judged[index])
         return Verdict(results + [r for r in held if not r.passed])
+
+    async def _contest(self, failed: CheckResult, spent: BudgetSpent | None) -> CheckResult:
+        """A failing check whose value the writer typed by hand, set aside when the task,
+        worked out again from its inputs, gives what the work left: two answers reached
+        apart against one typed. active_emails' kept check typed bob where users.json has
+        cleo, and held the right active.txt out for ten steps (code_1129_rest). Asked only
+        with the judge (at the claim); later verdicts keep it set aside while the check
+        fails the same way, the work unchanged."""
+        key = (failed.check.what, failed.check.code)
+        before = self.set_aside.get(key)
+        if before is not None and before[0] == failed.output:
+            return before[1]
+        if spent is None:
+            return failed
+        worked = await self.judge.worked_out(self.task, self.workspace, spent)
+        if worked is None or not worked.passed:
+            return failed
+        result = CheckResult(
+            failed.check,
+            True,
+            "set aside: its value was typed by hand, and the task worked out again from its "
+            f"inputs gives what the work left ({failed.output})",
+        )
+        self.set_aside[key] = (failed.output, result)
+        return result
 
     def _leave_out(self, result: CheckResult) -> None:
         self.checks.remove(result.check)

@@ -20,6 +20,9 @@ class Check(BaseModel):
     what: str = Field(min_length=1, max_length=200, description="what it checks, in one line")
     kind: CheckKind = "code"
     code: str = Field("", max_length=2000)
+    # kept with a value the writer typed by hand, for want of a computed one: when it fails
+    # at task_complete, the task worked out again from its inputs is asked (acceptance.py)
+    typed: bool = False
 
     def label(self) -> str:
         return f"[{self.kind}] {self.what}"

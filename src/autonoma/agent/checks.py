@@ -84,10 +84,13 @@ def made_checks(
     in an everyday run the writer typed iso_dates' and reverse_lines' right lines three
     rounds running, was sent back each time, and the task judged instead passed wrong work.
     `typed`: the checks of every form with a typed value, sent back or not, are added here.
+    A check kept with a typed value is marked `typed`: failing at task_complete, it is
+    contested by the task worked out again (acceptance.py).
     `held`: the inputs' texts, by name."""
     checks, problems = [], []
     odds = at_odds(forms)
     for index, form in enumerate(forms):
+        by_hand = False
         try:
             if index in odds:
                 raise FormError(odds[index])
@@ -104,8 +107,11 @@ def made_checks(
             ):
                 raise FormError(why)
             if isinstance(form, FileForm) and (why := typed_by_hand(form, said, inputs)):
+                by_hand = True
                 if typed is not None:
-                    typed.append(Check(goal=min(form.goal, goals), what=form.what, code=code))
+                    typed.append(
+                        Check(goal=min(form.goal, goals), what=form.what, code=code, typed=True)
+                    )
                 key = f"{form.file}\0{form.expected.strip()}"
                 if told is None or key not in told:
                     if told is not None:
@@ -121,7 +127,9 @@ def made_checks(
             problems.append(f"the check {form.what!r} {error}")
             continue
         kind: CheckKind = "judged" if form.kind == "judged" else "code"
-        checks.append(Check(goal=min(form.goal, goals), what=form.what, kind=kind, code=code))
+        checks.append(
+            Check(goal=min(form.goal, goals), what=form.what, kind=kind, code=code, typed=by_hand)
+        )
     return checks, problems
 
 

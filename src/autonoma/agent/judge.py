@@ -4,6 +4,7 @@ ones)."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Container, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -78,6 +79,18 @@ class Judge:
             return CheckResult(check, False, f"the judge gave no usable answer: {answer}")
         judgement: _Judgement = answer.data
         return CheckResult(check, judgement.passed, f"judged: {judgement.why}")
+
+    async def worked_out(
+        self, task: str, workspace: Workspace, spent: BudgetSpent
+    ) -> CheckResult | None:
+        """The whole task worked out again from its inputs and compared with the work; None
+        when it has no inputs or the working out names no file to compare."""
+        inputs = await asyncio.to_thread(inputs_of, task, self.start)
+        if not inputs:
+            return None
+        return await judged_by_working_out(
+            self.model, task_check(task), task, workspace, inputs, spent
+        )
 
 
 def _contents(
