@@ -362,14 +362,15 @@ async def test_a_word_read_as_a_number_is_explained_as_a_header(tmp_path: Path) 
     assert "invalid literal for int()" in said[1] and "is a word" not in said[1]
 
 
-async def test_lines_joined_with_their_breaks_doubled_are_explained(tmp_path: Path) -> None:
+async def test_lines_written_with_their_breaks_doubled_are_explained(tmp_path: Path) -> None:
     """code_1129_rest: sort_ignore_case, reverse_lines and dedupe_lines each ran out of steps
-    on `'\\n'.join(f.readlines())`, a blank line after every line; the checks' "holds the lines
-    ['paint', '', 'test', '', ...]" did not tell the model why. The file is still written (the
-    note explains, it does not refuse); prose of its own, spaced by blank lines, gets none."""
+    on a blank line after every line; the checks' "holds the lines ['paint', '', 'test', '',
+    ...]" did not tell the model why. A break added to lines that kept theirs, not through a
+    join (which is mended, below): the file is still written (the note explains, it does not
+    refuse); prose of its own, spaced by blank lines, gets none."""
     doubled = (
         "lines = open('names.txt').readlines()\n"
-        "print(write_file('sorted.txt', '\\n'.join(sorted(lines, key=str.lower))))"
+        "print(write_file('sorted.txt', ''.join(n + '\\n' for n in sorted(lines, key=str.lower))))"
     )
     prose = "print(write_file('poem.txt', 'one\\n\\ntwo\\n\\nthree\\n'))"
     steps, _, _, _, _ = await start(
@@ -468,23 +469,26 @@ async def test_saving_functions_is_approved_as_a_write_and_not_offered_without_o
     assert "save_functions" not in model.requests[0].messages[0].content
 
 
-async def test_whole_texts_joined_with_their_breaks_doubled_are_explained(
-    tmp_path: Path,
-) -> None:
-    """code_1128b, combine_parts: parts read whole keep their last break, and '\\n'.join of
-    them left a blank line where two met (alpha, '', beta, gamma, '', delta) for ten steps.
-    Stripped before the join: no note; blank lines without a join of its own: no note."""
-    joined = "a = open('names.txt').read()\nprint(write_file('both.txt', '\\n'.join([a, a])))"
-    stripped = (
-        "a = open('names.txt').read().strip()\nprint(write_file('both.txt', '\\n'.join([a, a])))"
+async def test_lines_that_kept_their_breaks_are_joined_with_one(tmp_path: Path) -> None:
+    """mend_1129: told after each write why every second line of reversed.txt was blank, the
+    1.5B model wrote `'\\n'.join(f.readlines())` again for ten steps. A join with '\\n' of lines
+    that still end in their break (one may not: a file's last line) now joins them with one,
+    and the program prints why; lines without breaks, and other separators, are joined as
+    written. The stored program is the model's own."""
+    joined = (
+        "lines = open('names.txt').readlines()\n"  # bob, Alice, carol: each with its break
+        "print(write_file('sorted.txt', '\\n'.join(sorted(lines, key=str.lower)) + '\\n'))\n"
+        "print(repr('\\n'.join(['a\\n', 'b', 'c\\n'])))\n"  # the last line without its break
+        "print(repr(\"\\n\".join(['x', 'y'])), repr(', '.join(['p\\n', 'q\\n'])))\n"
+        "print(repr('\\n'.join(['a\\n', 'b', 'c'])), repr('\\n'.join(['z\\n'])))"
     )
-    spaced = "a = open('names.txt').read()\nprint(write_file('both.txt', a + '\\n' + a))"
     steps, _, _, _, _ = await start(
-        tmp_path,
-        [program(joined), program(stripped), program(spaced), program("task_complete('done')")],
-        checks=False,
+        tmp_path, [program(joined), program("task_complete('done')")], checks=False
     )
-    said = [s.observation or "" for s in steps]
-    assert "note: both.txt holds blank lines where the texts it joined met" in said[0]
-    assert "strip each text" in said[0]
-    assert "blank lines where" not in said[1] and "blank lines where" not in said[2]
+    assert (tmp_path / "ws" / "sorted.txt").read_text() == "Alice\nbob\ncarol\n"
+    said = steps[0].observation or ""
+    assert said.count("note: '\\n'.join() was given lines that still end in their line") == 1
+    assert "'a\\nb\\nc'" in said
+    assert "'x\\ny' 'p\\n, q\\n'" in said and "'a\\n\\nb\\nc' 'z\\n'" in said
+    assert "every second line" not in said
+    assert steps[0].arguments["code"] == joined

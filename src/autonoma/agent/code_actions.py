@@ -89,6 +89,26 @@ def save_functions(path: str, *functions) -> str:
     return write(path, "\\n\\n\\n".join(p for p in parts if p) + "\\n")
 
 
+_joins_noted = []
+
+
+def _join_lines(parts):
+    # '\\n'.join(...) in the program, made this (mend_joins): lines that kept their break
+    # (readlines(), whole files read) are joined with one break, not two
+    parts = list(parts)
+    kept = sum(isinstance(p, str) and p.endswith("\\n") for p in parts)
+    if all(isinstance(p, str) for p in parts) and kept >= max(2, len(parts) - 1):
+        parts = [p[:-1] if p.endswith("\\n") else p for p in parts]
+        if not _joins_noted:
+            _joins_noted.append(True)
+            print(
+                "note: '\\\\n'.join() was given lines that still end in their line break "
+                "(readlines() keeps it), so each was joined with one break, not two; "
+                "open(name).read().splitlines() reads lines without their breaks"
+            )
+    return "\\n".join(parts)
+
+
 import builtins as _builtins, io as _io_text, os as _os_path
 
 
@@ -136,6 +156,7 @@ _NOT_A_NUMBER = re.compile(
     r"\d+): '([^\W\d][\w ]*)'"
 )
 _SOURCE_IN_QUOTES = re.compile(r"""(?:['"]|\\n)\s*(?:def|class) \w+\s*[(:]""")
+_NEWLINE_JOIN = re.compile(r"""(['"])\\n\1\.join\(""")
 CALL_LINES = 8  # tool calls listed in a step's result, at most
 
 
@@ -158,6 +179,15 @@ def parse_program(data: dict[str, Any]) -> Action:
         command=PROGRAM,
         arguments={"code": mend_json_slips(str(data["code"]))},
     )
+
+
+def mend_joins(code: str) -> str:
+    """The program as run: each `'\\n'.join(` made `_join_lines(`, which joins lines that
+    kept their break with one break, not two (and says so). Lines read with readlines()
+    keep their break, and the 1.5B model joined them with another: sort_ignore_case,
+    reverse_lines and dedupe_lines ran out of steps so, and reverse_lines again with a note
+    explaining it after every such write (code_1129_rest, mend_1129). Line numbers stay."""
+    return _NEWLINE_JOIN.sub("_join_lines(", code)
 
 
 def functions(tools: Sequence[Tool]) -> dict[str, tuple[str, str]]:
@@ -245,17 +275,13 @@ def report(result: ProgramResult, limit: int, code: str = "") -> str:
                  for c in result.calls[:CALL_LINES]]  # fmt: skip
         more = len(result.calls) - CALL_LINES
         lines.append("tool calls: " + "; ".join(shown) + (f"; and {more} more" if more > 0 else ""))
-    doubled, every_second = doubled_breaks(result, code)
+    doubled = doubled_breaks(result, code)
     if doubled:  # code_1129_rest: three goals lost their steps to '\n'.join(f.readlines())
         lines.append(
-            (f"note: every second line of {doubled} is blank: lines from readlines() keep "
-             "their line break, so '\\n'.join(lines) doubles it. " if every_second else
-             f"note: {doubled} holds blank lines where the texts it joined met: text read "
-             "from a file keeps its line breaks, so joining such texts with '\\n' doubles "
-             "a break. ")
-            + "Read lines with open(name).read().splitlines(), which drops the breaks, or "
-            "strip each text, then join them with '\\n'."
-        )  # fmt: skip
+            f"note: every second line of {doubled} is blank: lines from readlines() keep "
+            "their line break, so '\\n'.join(lines) doubles it. Read lines with "
+            "open(name).read().splitlines(), which drops the breaks, then join them with '\\n'."
+        )
     unsaved = defined_only_here(code, result)
     if unsaved:  # in the everyday suite, 3 of 5 function goals ended so: defined, never saved
         lines.append(
@@ -267,18 +293,14 @@ def report(result: ProgramResult, limit: int, code: str = "") -> str:
     return text if len(text) <= limit else text[:limit] + "\n[cut]"
 
 
-def doubled_breaks(result: ProgramResult, code: str) -> tuple[str, bool]:
-    """The first file a program that reads files wrote whole with a line break doubled, and
-    whether every second line of it is blank ("a\\n\\nb\\n\\nc"); ("", False) when none.
+def doubled_breaks(result: ProgramResult, code: str) -> str:
+    """The first file a program that reads files wrote whole with a blank line after each of
+    its lines ("a\\n\\nb\\n\\nc"), or "" (prose of its own may space its paragraphs).
     Lines read with readlines() end in their break and the 1.5B model joined them with
     another: the checks said "holds the lines ['paint', '', 'test', '', ...]" and it changed
-    everything but the join for ten steps. Whole files joined with '\\n' leave one blank
-    line where two met (combine_parts: alpha, '', beta, gamma, '', delta). Other blank lines
-    count only where the program joins with a line break: prose of its own may space its
-    paragraphs."""
+    everything but the join for ten steps."""
     if "open(" not in code and "read_file(" not in code:
-        return "", False
-    joins = re.search(r"""(['"])\\n\1\s*\.\s*join\(""", code) is not None
+        return ""
     for call in result.calls:
         text = call.arguments.get("text")
         if call.name != "write_file" or not call.result.ok or not isinstance(text, str):
@@ -286,10 +308,8 @@ def doubled_breaks(result: ProgramResult, code: str) -> tuple[str, bool]:
         lines = text.rstrip("\n").split("\n")
         kept, gaps = lines[0::2], lines[1::2]
         if len(kept) >= 2 and all(k.strip() for k in kept) and not any(g.strip() for g in gaps):
-            return str(call.arguments.get("path", "the file")), True
-        if joins and any(not line.strip() for line in lines[1:-1]):
-            return str(call.arguments.get("path", "the file")), False
-    return "", False
+            return str(call.arguments.get("path", "the file"))
+    return ""
 
 
 def defined_only_here(code: str, result: ProgramResult) -> str:

@@ -11,7 +11,14 @@ from typing import Any
 
 from autonoma.agent.action import Action
 from autonoma.agent.approval import ApprovalRequest, Decision
-from autonoma.agent.code_actions import HELPERS, PROGRAM, functions, named_tools, report
+from autonoma.agent.code_actions import (
+    HELPERS,
+    PROGRAM,
+    functions,
+    mend_joins,
+    named_tools,
+    report,
+)
 from autonoma.agent.completion import named_files
 from autonoma.agent.loop_context import in_programs
 from autonoma.agent.loop_services import LoopServices
@@ -140,7 +147,7 @@ async def program(
 
     try:
         ran = await run_program(
-            loop.sandbox, context.workspace.root, code, offered, call, helpers=HELPERS
+            loop.sandbox, context.workspace.root, mend_joins(code), offered, call, helpers=HELPERS
         )
     except SandboxError as error:
         return ToolResult(False, f"error: the program could not start: {error}"), False
