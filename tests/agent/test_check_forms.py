@@ -218,6 +218,13 @@ async def test_a_value_written_as_plain_words_is_taken_as_that_text(tmp_path: Pa
         _form(
             {"kind": "file", "file": "c.txt", "holds": "lines", "expected": "'a'\nb + ("}
         ).program()
+    # mend_1129, dedupe_lines: a variable's name is no word: 'unique_lines' held the run to
+    # a file no work could make. Quoted, it is that text.
+    for name in ("unique_lines", "result_text"):
+        with pytest.raises(FormError, match="a variable's name, which the check does not have"):
+            _form({"kind": "file", "file": "u.txt", "holds": "lines", "expected": name}).program()
+    quoted = made({"kind": "file", "file": "u.txt", "holds": "text", "expected": "'my_file'"})
+    assert (await trial.verdict(quoted, u__txt="my_file\n"))[0]
 
 
 async def test_a_check_reading_a_file_no_one_makes_is_sent_back(tmp_path: Path) -> None:

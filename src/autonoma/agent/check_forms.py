@@ -308,6 +308,14 @@ def _expression(text: str, field: str) -> str:
     source = mend_json_slips(text.strip())
     try:
         tree = ast.parse(source, mode="eval")
+        if isinstance(tree.body, ast.Name) and "_" in tree.body.id.strip("_"):
+            # mend_1129, dedupe_lines: `unique_lines`, kept as the text 'unique_lines', held
+            # the run to a file no work could make
+            raise FormError(
+                f"has {field} {source!r}, a variable's name, which the check does not have: "
+                "it runs alone, so write the expression that computes the value (or the "
+                "text in quotes)"
+            )
         if isinstance(tree.body, ast.Name) and tree.body.id not in _KNOWN_NAMES:
             return repr(source)  # a word (Cairo), not a name the program has
         if _truth(tree.body):
