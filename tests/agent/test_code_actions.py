@@ -39,6 +39,10 @@ SORT = (
 )
 
 
+def replace_goals(identity: AgentIdentity, goal: str) -> AgentIdentity:
+    return identity.model_copy(update={"goals": [goal]})
+
+
 def program(code: str) -> dict[str, Any]:
     thoughts = {k: "short" for k in ("text", "reasoning", "plan", "criticism", "speak")}
     return {"thoughts": thoughts, "code": code}
@@ -53,6 +57,7 @@ async def start(
     tools: ToolRegistry | None = None,
     checks: bool = True,
     finish_on_checks: bool = True,
+    goal: str = GOAL,
 ) -> tuple[list[StepRecord], str, ScriptedModel, RunStore, str]:
     store = RunStore(tmp_path / "runs.db")
     workspace = tmp_path / "ws"
@@ -69,7 +74,8 @@ async def start(
         finish_on_checks=finish_on_checks,
         tools={"groups": [], "trust_workspace": True},  # names.txt is the person's
     )
-    run, _ = await create_run(store, model, GOAL, settings, workspace=workspace, identity=IDENTITY)
+    identity = IDENTITY if goal == GOAL else replace_goals(IDENTITY, goal)
+    run, _ = await create_run(store, model, goal, settings, workspace=workspace, identity=identity)
     outcome = await run_agent(store, model, run, approver=approver, tools=tools)
     return store.steps(run.id), outcome.status, model, store, run.id
 
@@ -97,7 +103,7 @@ async def test_a_program_writes_through_the_tools_and_the_checks_accept_it(
     assert request.schema is not None and set(request.schema["properties"]) == {"thoughts", "code"}
     system = request.messages[0].content
     assert "- write_file(path: str, text: str): " in system
-    assert "- list_files(directory: str=None): " in system
+    assert "- list_files(directory: str='.'): " in system
     assert "execute_python" not in system and "calculator" not in system  # it is Python already
     assert "a file it writes is handed to write_file when closed" in system
     later = model.requests[2].messages[1].content
@@ -246,7 +252,7 @@ async def test_outside_content_inside_a_program_stops_its_calls_that_cannot_be_u
         tmp_path,
         [
             program(
-                "print(list_files(None))\npage = fetch_page()\nprint(delete_file('names.txt'))\n"
+                "print(search_files(None))\npage = fetch_page()\nprint(delete_file('names.txt'))\n"
                 "print(send(page))"
             ),
             program("task_complete('stopped')"),
@@ -256,7 +262,7 @@ async def test_outside_content_inside_a_program_stops_its_calls_that_cannot_be_u
     )
     first = steps[0]
     said = first.observation or ""
-    assert "list_files(directory=" not in said  # None left out: the default
+    assert "search_files(pattern=" not in said  # None left out: the default
     assert "names.txt" in said.split("tool calls:")[0]
     assert first.untrusted
     assert "refused: outside content entered during this program, so send needs" in said
@@ -492,3 +498,64 @@ async def test_lines_that_kept_their_breaks_are_joined_with_one(tmp_path: Path) 
     assert "'x\\ny' 'p\\n, q\\n'" in said and "'a\\n\\nb\\nc' 'z\\n'" in said
     assert "every second line" not in said
     assert steps[0].arguments["code"] == joined
+
+
+async def test_a_module_written_from_source_in_quotes_is_said_not_to_compile(
+    tmp_path: Path,
+) -> None:
+    """mend_1129, palindrome_function: `f.write('def is_palindrome(text):\\n    t =
+    ''.join(...)')` runs (two quotes end the string and start another), and pal.py holds
+    `t = .join(...)`. The write says pal.py is not valid Python, and the note says why."""
+    quoted = (
+        "with open('pal.py', 'w') as f:\n"
+        "    f.write('def is_palindrome(text):\\n    t = ''.join(c for c in text)\\n')"
+    )
+    steps, _, _, _, _ = await start(
+        tmp_path, [program(quoted), program("task_complete('done')")], checks=False
+    )
+    said = steps[0].observation or ""
+    assert "exit code 0" in said
+    assert "to pal.py, which is not valid Python: invalid syntax at line 2" in said
+    assert "note: this program holds Python source inside a quoted string" in said
+
+
+async def test_list_files_in_a_program_is_a_list_of_paths(tmp_path: Path) -> None:
+    """mend_1129, folder_index: list_files gave the tool's text, and the 1.5B model sorted it
+    and joined it, one character a line, ten steps running."""
+    steps, _, model, _, _ = await start(
+        tmp_path,
+        [
+            program("write_file('notes/b.md', 'b')\nwrite_file('notes/a.md', 'a')"),
+            program("print(list_files())\nprint(list_files('notes'))\nlist_files('nowhere')"),
+            program("task_complete('done')"),
+        ],
+        checks=False,
+    )
+    said = steps[1].observation or ""
+    assert (
+        "printed:\n['names.txt', 'notes/a.md', 'notes/b.md']\n['notes/a.md', 'notes/b.md']" in said
+    )
+    assert "ToolError: nowhere is not a directory in the workspace" in said
+    prompt = model.requests[0].messages[0].content
+    assert "- list_files(directory: str='.'): The paths of the files under a workspace" in prompt
+
+
+async def test_a_program_writing_an_input_the_task_only_reads_is_refused(tmp_path: Path) -> None:
+    """iso_dates: `with open('dates.txt', 'w') as f: pass` emptied the input (code_1129_rest).
+    A task whose words change no file only reads the files the run found."""
+    steps, _, _, _, _ = await start(
+        tmp_path,
+        [
+            program("with open('names.txt', 'w') as f:\n    f.write('')\n    f.write('x')"),
+            program("print(delete_file('names.txt'))"),
+            program("print(write_file('reversed.txt', 'carol\\nAlice\\nbob\\n'))"),
+            program("task_complete('done')"),
+        ],
+        checks=False,
+        goal="Write the lines of names.txt in reverse order, one per line, to reversed.txt.",
+    )
+    said = [s.observation or "" for s in steps]
+    for refused in said[:2]:
+        assert "ToolError: refused: names.txt is an input of the task" in refused
+    assert "wrote 3 lines" in said[2]
+    assert (tmp_path / "ws" / "names.txt").read_text() == "bob\nAlice\ncarol\n"

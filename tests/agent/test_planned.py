@@ -213,7 +213,14 @@ BWRAP = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is 
 NUMBERS_THEN_COLORS = {
     "tasks": [
         task("t1", "Write the numbers 1 to 3 into numbers.txt", outputs=["numbers.txt"]),
-        task("t2", "Write red and blue into colors.txt", ["t1"], outputs=["colors.txt"]),
+        # it may change numbers.txt: a task whose words change no file only reads those it
+        # finds (agent/task_guards.read_only_input), and these tests need one that spoils
+        task(
+            "t2",
+            "Write red and blue into colors.txt and update numbers.txt",
+            ["t1"],
+            outputs=["colors.txt"],
+        ),
     ]
 }
 NUMBERS_AND_COLORS_CHECKS = {

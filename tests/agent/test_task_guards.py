@@ -13,7 +13,7 @@ from autonoma.agent.checks import CheckRunner
 from autonoma.agent.identity import AgentIdentity
 from autonoma.agent.session import create_run, run_agent
 from autonoma.agent.settings import RunSettings
-from autonoma.agent.task_guards import task_guards
+from autonoma.agent.task_guards import read_only_input, task_guards
 from autonoma.llm import ScriptedModel
 from autonoma.runtime.budget import BudgetLimits
 from autonoma.runtime.store import EventRecord, RunStore
@@ -104,9 +104,9 @@ async def test_the_guards_programs_say_what_is_missing_in_the_sandbox(runner: Ch
     assert not (await runner.run(made)).passed
 
 
-async def run_hottest(tmp_path: Path, script: list[object], steps: int = 6) -> tuple[
-    str, list[str], list[EventRecord], ScriptedModel
-]:  # fmt: skip
+async def run_hottest(
+    tmp_path: Path, script: list[object], steps: int = 6, task: str = HOTTEST
+) -> tuple[str, list[str], list[EventRecord], ScriptedModel]:
     store = RunStore(tmp_path / "runs.db")
     workspace = tmp_path / "ws"
     workspace.mkdir()
@@ -119,10 +119,8 @@ async def run_hottest(tmp_path: Path, script: list[object], steps: int = 6) -> t
         memory=False,
         tools={"groups": []},
     )
-    identity = AgentIdentity(name="HeatGPT", role="an AI that reads tables", goals=[HOTTEST])
-    run, _ = await create_run(
-        store, model, HOTTEST, settings, workspace=workspace, identity=identity
-    )
+    identity = AgentIdentity(name="HeatGPT", role="an AI that reads tables", goals=[task])
+    run, _ = await create_run(store, model, task, settings, workspace=workspace, identity=identity)
     events: list[EventRecord] = []
     outcome = await run_agent(store, model, run, listeners=[events.append])
     observations = [s.observation or "" for s in store.steps(run.id)]
@@ -139,10 +137,33 @@ WRONG_CHECK = {
 }
 
 
+# a task that changes a file (hottest.txt, updated): its inputs are not held read-only, so
+# the guard that the files found are still there is what stands against deleting temps.csv
+UPDATE_HOTTEST = (
+    "temps.csv gives a temperature for each city. Update hottest.txt so that it holds the name "
+    "of the hottest city alone."
+)
+
+
 @needs_bwrap
 async def test_deleting_the_input_to_pass_a_wrong_check_does_not_complete(tmp_path: Path) -> None:
     status, observations, events, model = await run_hottest(
         tmp_path,
+        [
+            {"checks": [WRONG_CHECK]},
+            act("read_file", path="temps.csv"),
+            act("delete_file", path="temps.csv"),  # refused: the task only reads it
+            act("write_file", path="hottest.txt", text="Lima\n"),
+            act("task_complete", reason="hottest.txt holds Lima"),
+        ],
+        steps=4,
+    )
+    assert status != "completed" and model.remaining == 0
+    assert observations[1].startswith("refused: temps.csv is an input of the task, which asks")
+    assert (tmp_path / "ws" / "temps.csv").exists()
+    assert "temps.csv is still there" in observations[3]  # the wrong check, never passed
+    status, observations, events, model = await run_hottest(
+        tmp_path / "update",
         [
             {"checks": [WRONG_CHECK]},
             act("read_file", path="temps.csv"),
@@ -152,6 +173,7 @@ async def test_deleting_the_input_to_pass_a_wrong_check_does_not_complete(tmp_pa
             act("task_complete", reason="hottest.txt holds Lima"),
         ],
         steps=5,
+        task=UPDATE_HOTTEST,
     )
     assert status != "completed" and model.remaining == 0
     refused = observations[2]
@@ -185,3 +207,60 @@ async def test_a_guard_that_holds_takes_no_part_in_the_verdict(tmp_path: Path) -
     assert status == "completed" and model.remaining == 0
     (last,) = [e.data for e in events if e.kind == "checks_run"][-1:]
     assert [r["what"] for r in last["results"]] == [right["what"]]
+
+
+def test_inputs_held_read_only_are_those_of_tasks_that_change_no_file() -> None:
+    """iso_dates emptied dates.txt and order_value rewrote orders.csv (code_1129_rest). A task
+    whose words change no file only reads the files found; one that fixes, sets, adds, sorts,
+    renames or works in place may change them; a file the results go to may be written."""
+    found = {"dates.txt", "orders.csv", "notes/a.md", "names.txt", "sorted.txt"}
+    only_reads = [
+        "dates.txt holds dates as month/day/year. Write them as year-month-day to iso.txt.",
+        "orders.csv has a quantity and a price column. Write the total value to value.txt.",
+        "Write the lines of names.txt in reverse order, one per line, to reversed.txt.",
+        "Write the names of the files in the notes folder, sorted, one per line, to index.txt.",
+        "Add up the amount column of orders.csv and write the total alone to total.txt.",
+    ]
+    for task, name in zip(only_reads, ["dates.txt", "orders.csv", "names.txt"], strict=False):
+        assert read_only_input(task, name, found), (task, name)
+    assert read_only_input(only_reads[4], "orders.csv", found)  # "add up" adds to no file
+    assert not read_only_input(only_reads[0], "iso.txt", found)  # not found: a new file
+    # files the task does not name are the person's-files policy's, after outside content
+    assert not read_only_input(only_reads[3], "notes/a.md", found)
+    assert not read_only_input(only_reads[0], "names.txt", found)
+    changes = [
+        "In greeting.txt, replace the word World with Autonoma and change nothing else.",
+        "readme.txt misspells one word as recieve. Correct it in readme.txt, nothing else.",
+        "In config.json, set debug to false and keep every other setting as it is.",
+        "Make every line of names.txt uppercase, in place.",
+        "scores.csv has no header. Add the line name,score as its first line.",
+        "Rename draft.txt to final.txt.",
+        "Sort names.txt.",
+        "Delete the empty files.",
+    ]
+    for task in changes:
+        assert not read_only_input(task, "names.txt", found), task
+    # where the results go, the file may be written though the words change nothing
+    to_sorted = "Write the lines of names.txt, one per line, to sorted.txt."
+    assert read_only_input(to_sorted, "names.txt", found)
+    assert not read_only_input(to_sorted, "sorted.txt", found)
+
+
+@needs_bwrap
+async def test_a_write_to_an_input_the_task_only_reads_is_refused(tmp_path: Path) -> None:
+    """By a JSON command (a program's open(): test_code_actions.py); the file is left as it
+    was, and the file the results go to is written."""
+    _, observations, _, _ = await run_hottest(
+        tmp_path,
+        [
+            {"checks": [WRONG_CHECK]},
+            act("write_file", path="temps.csv", text="city,temp\\n"),
+            act("append_file", path="./temps.csv", text="Cairo,35"),
+            act("write_file", path="hottest.txt", text="Lima\n"),
+        ],
+        steps=3,
+    )
+    assert observations[0].startswith("refused: temps.csv is an input of the task")
+    assert observations[1].startswith("refused: temps.csv is an input of the task")
+    assert observations[2].startswith("wrote 1 line")
+    assert (tmp_path / "ws" / "temps.csv").read_text() == "city,temp\nLima,24\nOslo,3\n"

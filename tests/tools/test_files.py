@@ -79,6 +79,23 @@ async def test_write_then_read_back(ctx: ToolContext, ws: Workspace) -> None:
     assert read == ToolResult(True, f"notes/today.md (2 lines, 28 characters):\n{text}")
 
 
+async def test_a_python_file_that_does_not_compile_is_said_to_be_written_so(
+    ctx: ToolContext, ws: Workspace
+) -> None:
+    """mend_1129: pal.py written from source inside a quoted string, its quotes cut, so the
+    file held `normalized_text = .join(...)`; the run learnt it only from a check."""
+    broken = "def is_palindrome(text):\n    t = .join(c for c in text)\n"
+    written = await write_file.run(ctx, {"path": "pal.py", "text": broken})
+    assert written.ok and (ws.root / "pal.py").read_text() == broken  # written all the same
+    assert written.output.endswith("to pal.py, which is not valid Python: invalid syntax at line 2")
+    good = await write_file.run(ctx, {"path": "pal.py", "text": "def f():\n    return 1\n"})
+    assert good.output == "wrote 2 lines, 22 characters to pal.py"
+    prose = await write_file.run(ctx, {"path": "notes.txt", "text": "def ( not python"})
+    assert "Python" not in prose.output
+    appended = await append_file.run(ctx, {"path": "pal.py", "text": "def (:\n"})
+    assert appended.output.endswith("which is not valid Python: invalid syntax at line 3")
+
+
 async def test_write_replaces_previous_content(ctx: ToolContext, ws: Workspace) -> None:
     await write_file.run(ctx, {"path": "a.txt", "text": "a long first version"})
     await write_file.run(ctx, {"path": "a.txt", "text": "short"})

@@ -27,14 +27,35 @@ from autonoma.tools.bridge import ProgramResult, tool_functions
 PROGRAM = "python"  # the command a code step is stored under; its argument is "code"
 # Tools a program has no use for: it is Python already (run code, do arithmetic), and reads
 # the workspace itself: `read_file` in a program is HELPERS' (the text alone, without the
-# size line the tool puts first for a model reading it).
-NOT_IN_PROGRAMS = frozenset({"execute_python", "execute_python_file", "calculator", "read_file"})
+# size line the tool puts first for a model reading it), and so is `list_files` (a list: the
+# 1.5B model sorted the tool's text, one character a line, in folder_index, mend_1129).
+NOT_IN_PROGRAMS = frozenset(
+    {"execute_python", "execute_python_file", "calculator", "read_file", "list_files"}
+)
 HELPERS = """
 
 def read_file(path: str) -> str:
     \"\"\"The text of a workspace file, exactly.\"\"\"
     with open(path, encoding="utf-8") as file:
         return file.read()
+
+
+def list_files(directory: str = ".") -> list:
+    \"\"\"The paths of the files under a workspace directory, as a sorted list of str
+    relative to the workspace: list_files('notes') gives ['notes/a.md', 'notes/b.md'].\"\"\"
+    import os as _os
+
+    directory = "." if directory is None else directory
+    if not isinstance(directory, str) or not _os.path.isdir(directory):
+        raise ToolError(f"{directory} is not a directory in the workspace")
+    found = []
+    for top, dirs, files in _os.walk(directory):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in _UNLISTED]
+        found += [_os.path.normpath(_os.path.join(top, f)) for f in files if not f.startswith(".")]
+    return sorted(found)
+
+
+_UNLISTED = {"__pycache__", "node_modules", "venv"}
 
 
 def save_functions(path: str, *functions) -> str:
@@ -257,12 +278,6 @@ def report(result: ProgramResult, limit: int, code: str = "") -> str:
                 "afresh: nothing is kept from earlier ones, so set or read again what it "
                 "needs; the functions it has are those listed at the start."
             )
-        if "SyntaxError" in box.stderr and _SOURCE_IN_QUOTES.search(code):
-            lines.append(  # slugify: f.write('def slugify(t): ... replace(r'[^a-z]', '-')')
-                "note: this program holds Python source inside a quoted string, and the "
-                "source's own quotes end that string. Write the function as code in the "
-                "program instead, and keep it with save_functions('module.py', name)."
-            )
         word = _NOT_A_NUMBER.findall(box.stderr)
         if word:  # csv_sum: ten steps of float('amount') on the header of sales.csv
             lines.append(
@@ -275,6 +290,15 @@ def report(result: ProgramResult, limit: int, code: str = "") -> str:
                  for c in result.calls[:CALL_LINES]]  # fmt: skip
         more = len(result.calls) - CALL_LINES
         lines.append("tool calls: " + "; ".join(shown) + (f"; and {more} more" if more > 0 else ""))
+    broken = "SyntaxError" in box.stderr or any(
+        "not valid Python" in c.result.output for c in result.calls if c.result.ok
+    )
+    if broken and _SOURCE_IN_QUOTES.search(code):
+        lines.append(  # slugify: f.write('def slugify(t): ... replace(r'[^a-z]', '-')')
+            "note: this program holds Python source inside a quoted string, and the "
+            "source's own quotes end that string. Write the function as code in the "
+            "program instead, and keep it with save_functions('module.py', name)."
+        )
     doubled = doubled_breaks(result, code)
     if doubled:  # code_1129_rest: three goals lost their steps to '\n'.join(f.readlines())
         lines.append(
@@ -329,7 +353,7 @@ def defined_only_here(code: str, result: ProgramResult) -> str:
 
 def _call_line(name: str, arguments: dict[str, Any], ok: bool, output: str) -> str:
     args = ", ".join(f"{k}={_short(repr(v), 30)}" for k, v in arguments.items())
-    first = _short(output.strip().splitlines()[0] if output.strip() else "", 80)
+    first = _short(output.strip().splitlines()[0] if output.strip() else "", 160)
     return f"{name}({args}) {'ok' if ok else 'failed'}: {first}"
 
 

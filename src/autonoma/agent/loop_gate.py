@@ -23,6 +23,7 @@ from autonoma.agent.completion import named_files
 from autonoma.agent.loop_context import in_programs
 from autonoma.agent.loop_services import LoopServices
 from autonoma.agent.run_state import RunState
+from autonoma.agent.task_guards import read_only_input
 from autonoma.runtime.events import ApprovalAnswered, ApprovalAsked
 from autonoma.tools import Risk, Tool, ToolResult
 from autonoma.tools.bridge import run_program
@@ -40,6 +41,9 @@ async def act(
     tool = loop.tools.get(action.command)
     if tool is None:  # only possible with an unconstrained backend that slipped
         return ToolResult(False, f"error: there is no command {action.command!r}"), False
+    kept = read_only_refusal(loop, state, tool, action.arguments)
+    if kept:
+        return ToolResult(False, kept), False
     reason = untrusted_reason(loop, state)
     guarded = unattended_after_outside(loop, reason)
     theirs = persons_file(loop, state, tool, action.arguments) if guarded else ""
@@ -53,6 +57,27 @@ async def act(
             return ToolResult(False, refused(action.command, decision)), True
     state.context.code_writes = not guarded
     return await tool.run(state.context, action.arguments), False
+
+
+def read_only_refusal(
+    loop: LoopServices, state: RunState, tool: Tool, arguments: dict[str, Any]
+) -> str:
+    """Why a change to a file is refused when the file is an input the task only reads
+    (agent/task_guards.read_only_input), or ""."""
+    path = arguments.get("path")
+    if tool.risk is not Risk.WRITE or not isinstance(path, str):
+        return ""
+    clean = posixpath.normpath(path)
+    # found when it began (its start snapshot, kept when it has checks), or at its (re)start
+    # and not written by it: the person's
+    found = loop.found_at_start(state) | state.persons
+    if not read_only_input(state.run.goal, clean, found):
+        return ""
+    return (
+        f"refused: {clean} is an input of the task, which asks to change none of the files "
+        f"the run found, only to read them: leave {clean} as it is, and write the results "
+        "to the file the task names"
+    )
 
 
 THEIRS = "is a file of the person's (the run did not write it and the goal does not name it)"
@@ -118,6 +143,9 @@ async def program(
         tool = loop.tools.get(name)
         if tool is None:
             return ToolResult(False, f"error: there is no command {name!r}")
+        kept = read_only_refusal(loop, state, tool, arguments)
+        if kept:
+            return ToolResult(False, kept)
         if tool.risk is not Risk.READ:
             if name not in risky:
                 return ToolResult(False, f"refused: call {name} by its name in the program")

@@ -30,6 +30,22 @@ _GOING = re.compile(
     re.IGNORECASE,
 )
 _MOVING = re.compile(r"\b(renam\w*|mov(?:e|es|ed|ing)\b|archiv\w*)", re.IGNORECASE)
+# words by which a task may ask for a file it names to change, not only to be read: with none
+# of them (and none of _GOING's), the files a run found are its inputs, read, never written
+_CHANGING = re.compile(
+    r"\b(fix\w*|correct\w*|edit\w*|chang\w*|modif\w*|updat\w*|replac\w*|set|sets|setting|"
+    r"add(?:s|ed|ing)?\b(?! up)|append\w*|prepend\w*|insert\w*|renam\w*|mov(?:e|es|ed|ing)\b|"
+    r"sorts?\b|revers(?:e|es|ed|ing)\b(?! order)|(?:upper|lower)-?cas\w*|capitali[sz]\w*|"
+    r"in[ -]place|overwrit\w*|"
+    r"rewrit\w*|convert\w*|(?:re)?format\w*|normali[sz]\w*|trim\w*|strip\w*|truncat\w*|"
+    r"empty|clear\w*|dedup\w*|translat\w*|encrypt\w*|decrypt\w*|compress\w*|patch\w*|"
+    r"refactor\w*|merg\w*|split\w*|indent\w*|comment\w*|swap\w*|increment\w*|"
+    r"decrement\w*|bump\w*|rotat\w*|shuffl\w*|fill\w*|complet\w*|finish\w*|extend\w*|"
+    r"improv\w*|tidy|polish\w*|redact\w*|mask\w*|censor\w*|lint\w*|resiz\w*)",
+    re.IGNORECASE,
+)
+# a file named as where results go ("... to sorted.txt") is written whatever the task's verbs
+_INTO = re.compile(r"\b(?:to|into|onto|over)\s+(?:the\s+file\s+)?([\w./-]+\.\w+)", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+")
 # suffixes of files a task asks for; "example.com" or "json.loads" name no file to make
 _SUFFIXES = """txt md csv tsv json jsonl yaml yml toml ini cfg conf py js ts jsx tsx html htm css
@@ -60,6 +76,24 @@ def task_guards(task: str, found_at_start: Collection[str]) -> list[Check]:
     if kept:
         guards.append(_kept(kept[:LISTED], bool(removing)))
     return guards
+
+
+def read_only_input(task: str, path: str, found_at_start: Collection[str]) -> bool:
+    """Whether `path` is an input the task only reads: the task names it, the run found it,
+    the task's words ask for no change to any file (nothing fixed, set, added, sorted,
+    removed, in place ...), and it is not where the task sends results ("to sorted.txt").
+    The 1.5B model emptied dates.txt with `open('dates.txt', 'w')` in iso_dates and rewrote
+    orders.csv in order_value (code_1129_rest); a task that only reads a file leaves it as the
+    person had it. Files it does not name are the person's-files policy's (loop_gate.py)."""
+    named = named_files([task])
+    if path not in found_at_start or path not in named:
+        return False
+    words = task
+    for name in sorted(named, key=len, reverse=True):
+        words = words.replace(name, " ")  # "to reversed.txt" reverses nothing
+    if _CHANGING.search(words) or _GOING.search(words):
+        return False
+    return path not in {m.rstrip(".") for m in _INTO.findall(task)}
 
 
 def _asked_for(name: str, task: str) -> bool:

@@ -64,7 +64,23 @@ def write_file(context: ToolContext, path: str, text: WholeText) -> str:
     context.workspace.write(path, data)
     if context.own is not None:
         context.own.wrote(path, data)
-    return f"wrote {text_size(text)} to {path}"
+    return f"wrote {text_size(text)} to {path}{python_problem(path, text)}"
+
+
+def python_problem(path: str, text: str) -> str:
+    """ ", which is not valid Python: <why> at line N" for a .py file whose text does not
+    compile, else "". The 1.5B model wrote pal.py from source inside a quoted string, whose
+    own quotes cut it (`'... = ''.join(...'`): the program ran, pal.py did not, and the run
+    learnt it only from a check's SyntaxError in pal.py (mend_1129)."""
+    if not path.endswith(".py"):
+        return ""
+    try:
+        compile(text, path, "exec", dont_inherit=True)
+    except SyntaxError as error:
+        return f", which is not valid Python: {error.msg} at line {error.lineno}"
+    except (ValueError, RecursionError, MemoryError) as error:  # NUL bytes, deep nesting
+        return f", which is not valid Python: {error}"
+    return ""
 
 
 @tool(risk=Risk.WRITE, timeout_s=10, undoable=True)
@@ -83,7 +99,8 @@ def append_file(context: ToolContext, path: str, text: str) -> str:
     if context.own is not None:
         context.own.appended(path, was_own)
     holds = f"{now.size} bytes" if now.cut else text_size(now.text())
-    return f"appended {text_size(text)} to {path}; it now holds {holds}"
+    problem = "" if now.cut else python_problem(path, now.text())
+    return f"appended {text_size(text)} to {path}; it now holds {holds}{problem}"
 
 
 @tool(risk=Risk.WRITE, timeout_s=10, undoable=True)
