@@ -52,6 +52,14 @@ class FileForm(_Form):
 
     def program(self) -> str:
         expected = _expression(self.expected, "expected")
+        if self.holds in ("lines", "words") and _unordered(expected):
+            # mend2_1129, dedupe_lines: set(open('emails.txt').read().split()) for the lines
+            # "without duplicates, in original order": no order of the file's could pass
+            raise FormError(
+                f"has expected {self.expected.strip()[:80]!r}, a set, which has no order, "
+                f"compared with {self.holds} in order: use a list (list(dict.fromkeys(items)) "
+                "keeps the first of each, in order)"
+            )
         name = repr(self.file)
         body = _COMPARE[self.holds].format(file=name, expected=expected, label=_braced(self.file))
         return PRELUDE + body
@@ -63,6 +71,17 @@ class FileForm(_Form):
             f"expected = {expected}\n"
             "print(expected if isinstance(expected, str) else repr(expected), end='')"
         )
+
+
+def _unordered(expression: str) -> bool:
+    """Whether an expected value is a set (a set display, comprehension, or set() call)."""
+    try:
+        node = ast.parse(expression, mode="eval").body
+    except SyntaxError:
+        return False
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        return node.func.id in ("set", "frozenset")
+    return isinstance(node, ast.Set | ast.SetComp)
 
 
 _LISTS_FILES = re.compile(r"\b(listdir|scandir|walk|glob|iterdir)\b")
