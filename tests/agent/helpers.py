@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
+from autonoma.agent.approval import ApprovalRequest, Decision
 from autonoma.agent.identity import AgentIdentity
 from autonoma.agent.session import create_run, run_agent
 from autonoma.agent.settings import PlanningSettings, RunSettings
@@ -59,6 +61,16 @@ async def start(
     listeners = [events.append] if events is not None else None
     outcome = await run_agent(store, model, run, approver=approver, listeners=listeners)
     return run, outcome
+
+
+def approving(asked: list[ApprovalRequest]) -> Callable[[ApprovalRequest], Awaitable[Decision]]:
+    """An approver that says yes to everything and keeps what it was asked."""
+
+    async def approve(request: ApprovalRequest) -> Decision:
+        asked.append(request)
+        return Decision(kind="yes")
+
+    return approve
 
 
 def user_texts(model: ScriptedModel, request: int) -> str:

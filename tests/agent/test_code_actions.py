@@ -19,6 +19,7 @@ from autonoma.llm import ScriptedModel
 from autonoma.runtime.budget import BudgetLimits
 from autonoma.runtime.store import RunStore, StepRecord
 from autonoma.tools import Risk, ToolRegistry, ToolResult, tool
+from tests.agent.helpers import approving
 
 pytestmark = pytest.mark.skipif(
     shutil.which("bwrap") is None, reason="bubblewrap is not installed (apt-get install bubblewrap)"
@@ -171,11 +172,7 @@ async def test_a_write_through_open_is_shown_for_approval_like_write_file(
     tmp_path: Path,
 ) -> None:
     asked: list[ApprovalRequest] = []
-
-    async def approve(request: ApprovalRequest) -> Decision:
-        asked.append(request)
-        return Decision(kind="yes")
-
+    approve = approving(asked)
     mode = "'w'"
     steps, _, _, _, _ = await start(
         tmp_path,
@@ -455,11 +452,7 @@ async def test_saving_functions_is_approved_as_a_write_and_not_offered_without_o
     tmp_path: Path,
 ) -> None:
     asked: list[ApprovalRequest] = []
-
-    async def approve(request: ApprovalRequest) -> Decision:
-        asked.append(request)
-        return Decision(kind="yes")
-
+    approve = approving(asked)
     save = "def f():\n    return 1\nprint(save_functions('f.py', f))"
     await start(
         tmp_path, [program(save), program("task_complete('done')")],

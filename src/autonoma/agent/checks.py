@@ -17,10 +17,10 @@ import asyncio
 import hashlib
 import re
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from pydantic import BaseModel, Field
 
@@ -38,7 +38,7 @@ from autonoma.agent.check_forms import (
     typed_by_hand,
 )
 from autonoma.agent.check_types import Check, CheckKind, CheckResult
-from autonoma.agent.completion import deliverables, named_files
+from autonoma.agent.completion import deliverables, input_files, named_files
 from autonoma.agent.found import file_heads
 from autonoma.agent.judge import Judge
 from autonoma.agent.pysource import mend_json_slips
@@ -131,16 +131,6 @@ def made_checks(
             Check(goal=min(form.goal, goals), what=form.what, kind=kind, code=code, typed=by_hand)
         )
     return checks, problems
-
-
-def input_files(said: Sequence[str], there: Iterable[str]) -> list[str]:
-    """The workspace's files the texts name: by their whole name (`notes.md`), then by their
-    name without its suffix as a word of the texts ("the file called notes")."""
-    there = sorted(there)
-    named = [name for name in named_files(said) if name in there]
-    words = set(re.findall(r"[\w-]+", " ".join(said).lower()))
-    by_stem = [name for name in there if PurePosixPath(name).stem.lower() in words]
-    return list(dict.fromkeys([*named, *by_stem]))
 
 
 def _texts(workspace: Workspace, names: Sequence[str]) -> dict[str, str]:

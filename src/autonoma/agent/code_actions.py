@@ -69,16 +69,17 @@ def save_functions(path: str, *functions) -> str:
     text = "".join(_lines.getlines("program.py"))
     tree = _ast.parse(text)
     kinds = (_ast.FunctionDef, _ast.AsyncFunctionDef, _ast.ClassDef)
-    defined = {n.name: n for n in tree.body if isinstance(n, kinds)}
-    assigned = {
-        t.id: n for n in tree.body if isinstance(n, _ast.Assign)
-        for t in n.targets if isinstance(t, _ast.Name)
-    }
+    top = {}  # the program's top-level names: their def, class or assignment
+    for node in tree.body:
+        if isinstance(node, kinds):
+            top[node.name] = node
+        elif isinstance(node, _ast.Assign):
+            top.update((t.id, node) for t in node.targets if isinstance(t, _ast.Name))
     wanted = [f if isinstance(f, str) else getattr(f, "__name__", repr(f)) for f in functions]
     if not wanted:
         raise ToolError("save_functions(path, function, ...): name a function to save")
     for name in wanted:
-        if name not in defined:
+        if not isinstance(top.get(name), kinds):
             raise ToolError(
                 f"save_functions: {name} is not defined with def at this program's top level; "
                 "define it there, then pass it"
@@ -88,20 +89,13 @@ def save_functions(path: str, *functions) -> str:
         name = todo.pop()
         if name not in kept:
             kept.add(name)
-            node = defined.get(name) or assigned[name]
-            todo += [n.id for n in _ast.walk(node) if isinstance(n, _ast.Name)
-                     and (n.id in defined or n.id in assigned) and n.id not in kept]
+            todo += [n.id for n in _ast.walk(top[name]) if isinstance(n, _ast.Name) and n.id in top]
+    saved = {id(top[name]) for name in kept}
     lines = text.splitlines()
     parts = [_ast.get_source_segment(text, n) for n in tree.body
              if isinstance(n, (_ast.Import, _ast.ImportFrom))]
     for node in tree.body:
-        if isinstance(node, kinds):
-            names = [node.name]
-        elif isinstance(node, _ast.Assign):
-            names = [t.id for t in node.targets if isinstance(t, _ast.Name)]
-        else:
-            continue
-        if kept.intersection(names):
+        if id(node) in saved:
             first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", ())])
             parts.append("\\n".join(lines[first - 1 : node.end_lineno]))
     write = globals().get("write_file")

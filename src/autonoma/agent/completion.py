@@ -11,6 +11,7 @@ import difflib
 import re
 from collections.abc import Container, Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 
 from autonoma.tools import Workspace, WorkspaceError
 
@@ -29,6 +30,16 @@ def named_files(texts: Iterable[str]) -> list[str]:
         for match in _FILE_NAME.finditer(text):
             seen.setdefault(match.group(1), None)
     return list(seen)
+
+
+def input_files(said: Sequence[str], there: Iterable[str]) -> list[str]:
+    """The workspace's files the texts name: by their whole name (`notes.md`), then by their
+    name without its suffix as a word of the texts ("the file called notes")."""
+    there = sorted(there)
+    named = [name for name in named_files(said) if name in there]
+    words = set(re.findall(r"[\w-]+", " ".join(said).lower()))
+    by_stem = [name for name in there if PurePosixPath(name).stem.lower() in words]
+    return list(dict.fromkeys([*named, *by_stem]))
 
 
 @dataclass(frozen=True)

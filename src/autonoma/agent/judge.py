@@ -57,9 +57,8 @@ class Judge:
         if missing:
             return CheckResult(check, False, f"{', '.join(missing)} does not exist")
         # the whole task, with inputs that give its answer: worked out again and compared
-        inputs = inputs_of(task, self.start) if check == task_check(task) else None
-        if inputs:
-            worked = await judged_by_working_out(self.model, check, task, workspace, inputs, spent)
+        if check == task_check(task):
+            worked = await self.worked_out(task, workspace, spent)
             if worked is not None:
                 return worked
         prompt = render(

@@ -19,7 +19,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from autonoma.agent.check_types import Check, CheckResult
-from autonoma.agent.completion import named_files
+from autonoma.agent.completion import input_files, named_files
 from autonoma.errors import ModelError
 from autonoma.llm import Model
 from autonoma.memory.asking import ask
@@ -122,7 +122,7 @@ async def judged_by_working_out(
         name = file.name.strip().removeprefix("./")
         if name in inputs and not _changes(inputs[name], file.text, now[name], in_place):
             continue
-        if name not in inputs and not _named(name, named, task):
+        if name not in inputs and name not in named and not input_files([task], [name]):
             continue  # the judge's own file: folder_index's "apples.md", of notes/ (read)
         made[name] = file.text
     if not made:
@@ -138,15 +138,6 @@ async def judged_by_working_out(
         True,
         f"judged: {', '.join(made)} hold what the task, worked out again from its inputs, gives",
     )
-
-
-def _named(name: str, named: set[str], task: str) -> bool:
-    """Whether the task or its inputs name a file the judge says the task writes: by its name,
-    or, for the task, by its name without the suffix as a word ("the file called notes")."""
-    if name in named:
-        return True
-    stem = Path(name).stem
-    return len(stem) >= 3 and re.search(rf"(?<![\w.-]){re.escape(stem)}(?![\w-])", task) is not None
 
 
 def _changes(before_text: str, worked: str, now: str | None, in_place: bool) -> bool:
