@@ -443,7 +443,10 @@ async def test_a_failure_is_named_by_its_error_when_the_message_spans_lines(
     )
     result = await runner.run(check)
     assert not result.passed
-    assert result.output == "AssertionError: got bob Alice , no (line 2 of the check)"
+    assert result.output == (
+        "AssertionError: got bob Alice , no (line 2 of the check) "
+        "(the same lines in another order; got has 'bob' where expected has 'Alice')"
+    )
     long = Check(what="long", code="assert False, 'x' * 1000")
     said = (await runner.run(long)).output
     assert said.startswith("AssertionError: xxx") and said.endswith("… (line 1 of the check)")
@@ -578,3 +581,56 @@ async def test_a_check_that_writes_is_sent_back(runner: CheckRunner, workspace: 
     assert [c.what for c in written.checks] == [reads["what"]]
     assert "writes 'tokyo.txt', but a check only reads" in written.discarded[0]
     assert "writes through os.remove('first.txt')" in written.discarded[1]
+
+
+@needs_bwrap
+async def test_a_failed_check_names_how_the_lines_differ(
+    runner: CheckRunner, workspace: Workspace
+) -> None:
+    """folder_index (mend2_1129): shown "holds the lines ['notes/apples.md', ...], expected
+    ['apples.md', ...]" for eight steps, the 1.5B model never stripped the folder."""
+    (workspace.root / "index.txt").write_text("notes/apples.md\nnotes/figs.md\n")
+    lines = Check(
+        what="index.txt holds the names",
+        code="got = open('index.txt').read().splitlines()\nexpected = ['apples.md', 'figs.md']\n"
+        "assert got == expected, f'index.txt holds the lines {got}, expected {expected}'",
+    )
+    result = await runner.run(lines)
+    assert not result.passed and result.broken == ""
+    assert result.output.startswith("AssertionError: index.txt holds the lines")
+    assert "(got has 'notes/apples.md' where expected has 'apples.md': a folder" in result.output
+    assert "os.path.basename(path) gives the name alone" in result.output
+    # a difference with no name adds nothing; values that are not lines neither
+    (workspace.root / "index.txt").write_text("3\n")
+    number = Check(what="three", code="assert int(open('index.txt').read()) == 4")
+    assert (await runner.run(number)).output == "AssertionError (line 1 of the check)"
+
+
+@pytest.mark.parametrize(
+    ("got", "expected", "said"),
+    [
+        (["b", "a"], ["a", "b"], "the same lines in another order; got has 'b' where"),
+        (["Bob", "al"], ["bob", "al"], "the same lines but for the letters' case; got has 'Bob'"),
+        ([" a", "b"], ["a", "b"], "the same lines but for spaces at their ends"),
+        (["a", "", "b", ""], ["a", "b"], "got has 2 blank lines more, the rest the same"),
+        (["tape 3", "glue 1"], ["tape", "glue"], "each line holds more than the line expected"),
+        (["tape", "glue"], ["tape 3", "glue 1"], "each line holds less than the line expected"),
+        (
+            ["n,a", "Ana,is,31"],
+            ["n,a", "Ana,31"],
+            "'Ana,is,31' where expected has 'Ana,31'; 1 of 2",
+        ),
+        (
+            ["a", "b", "c"],
+            ["a", "d"],
+            "3 lines where 2 are expected; missing 'd'; not expected 'b'",
+        ),
+        (["apples.md"], ["notes/apples.md"], "expected has the folder before each name"),
+    ],
+)
+def test_differences_between_lines_are_named(
+    got: list[str], expected: list[str], said: str
+) -> None:
+    from autonoma.agent.check_harness import _gap
+
+    assert said in _gap(got, expected, "got", "expected")

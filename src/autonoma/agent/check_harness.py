@@ -22,6 +22,7 @@ from typing import Any
 _open = builtins.open
 TOLERATED = "autonoma: it passes once the files' final newlines are set aside"
 NEVER = "autonoma: the check can never pass: "
+GAP = "autonoma: how they differ: "
 
 
 class NotThereBefore(Exception):
@@ -69,7 +70,22 @@ def _run(source: str, ending: str | None = None) -> None:
 def never_equal(source: str, error: AssertionError) -> str:
     """Why the assert that failed can never hold, or "": it says two values of kinds that are
     never equal are equal (a file's text against a list of its lines: seen in 2 of 12 checks
-    the 1.5B model wrote). Both sides are evaluated again where the assert stood."""
+    the 1.5B model wrote)."""
+    sides = _compared(source, error)
+    if sides is None:
+        return ""
+    (left, _), (right, _), line = sides
+    kinds = {_kind(left), _kind(right)}
+    if len(kinds) == 2 and "other" not in kinds:
+        return f"line {line} compares a {_kind(left)} with a {_kind(right)}"
+    return ""
+
+
+def _compared(
+    source: str, error: AssertionError
+) -> tuple[tuple[Any, str], tuple[Any, str], int] | None:
+    """The two sides of the failed `assert a == b`, each as (value, source text), evaluated
+    again where the assert stood, and its line; None for any other assert."""
     frame = None
     trace = error.__traceback__
     while trace is not None:
@@ -77,15 +93,15 @@ def never_equal(source: str, error: AssertionError) -> str:
             frame, line = trace.tb_frame, trace.tb_lineno
         trace = trace.tb_next
     if frame is None:
-        return ""
+        return None
     for node in ast.walk(ast.parse(source)):
         if not (isinstance(node, ast.Assert) and node.lineno == line):
             continue
         test = node.test
         if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
-            return ""
+            return None
         if not isinstance(test.ops[0], ast.Eq):
-            return ""
+            return None
         try:
             where = frame.f_globals, frame.f_locals
             left, right = (
@@ -93,11 +109,75 @@ def never_equal(source: str, error: AssertionError) -> str:
                 for side in (test.left, test.comparators[0])
             )
         except Exception:
-            return ""
-        kinds = {_kind(left), _kind(right)}
-        if len(kinds) == 2 and "other" not in kinds:
-            return f"line {line} compares a {_kind(left)} with a {_kind(right)}"
-    return ""
+            return None
+        return (left, ast.unparse(test.left)), (right, ast.unparse(test.comparators[0])), line
+    return None
+
+
+def how_they_differ(source: str, error: AssertionError) -> str:
+    """What sets the two sides of a failed `assert got == expected` apart, when both are
+    lines and the difference has a name, or "". The 1.5B model was shown
+    "holds the lines ['notes/apples.md', ...], expected ['apples.md', ...]" for eight steps
+    and never stripped the folder (folder_index, mend2_1129); a named difference says what
+    to change."""
+    sides = _compared(source, error)
+    if sides is None:
+        return ""
+    (left, left_name), (right, right_name), _ = sides
+    got, expected = _lines(left), _lines(right)
+    if got is None or expected is None or got == expected:
+        return ""
+    named = (name if name.isidentifier() else default
+             for name, default in ((left_name, "got"), (right_name, "expected")))  # fmt: skip
+    return _gap(got, expected, *named)
+
+
+def _lines(value: object) -> list[str] | None:
+    if isinstance(value, str):
+        return value.splitlines() if "\n" in value.strip() else None
+    if isinstance(value, list | tuple) and value and all(isinstance(v, str) for v in value):
+        return [str(v) for v in value]
+    return None
+
+
+def _gap(got: list[str], expected: list[str], got_name: str, expected_name: str) -> str:
+    pairs = list(zip(got, expected, strict=False))
+    same_length = len(got) == len(expected)
+    first = next(((g, e) for g, e in pairs if g != e), None)
+    shown = f"{got_name} has {first[0]!r} where {expected_name} has {first[1]!r}" if first else ""
+    base = os.path.basename
+    if same_length and all(g == e or ("/" in g and base(g) == e) for g, e in pairs):
+        return f"{shown}: a folder before each name; os.path.basename(path) gives the name alone"
+    if same_length and all(g == e or ("/" in e and base(e) == g) for g, e in pairs):
+        return f"{shown}: {expected_name} has the folder before each name"
+    if sorted(got) == sorted(expected):
+        return f"the same lines in another order; {shown}"
+    if [g.casefold() for g in got] == [e.casefold() for e in expected]:
+        return f"the same lines but for the letters' case; {shown}"
+    if [g.strip() for g in got] == [e.strip() for e in expected]:
+        return f"the same lines but for spaces at their ends; {shown}"
+    if [g for g in got if g.strip()] == [e for e in expected if e.strip()]:
+        blanks = sum(1 for g in got if not g.strip()) - sum(1 for e in expected if not e.strip())
+        more = f"{abs(blanks)} blank line{'s' if abs(blanks) != 1 else ''}"
+        return f"{got_name} has {more} {'more' if blanks > 0 else 'fewer'}, the rest the same"
+    if same_length and all(g.startswith(e) for g, e in pairs):
+        return f"{shown}: each line holds more than the line expected"
+    if same_length and all(e.startswith(g) for g, e in pairs):
+        return f"{shown}: each line holds less than the line expected"
+    if same_length:
+        differing = sum(1 for g, e in pairs if g != e)
+        return f"{shown}; {differing} of {len(got)} lines differ"
+    missing = [e for e in expected if e not in got]
+    extra = [g for g in got if g not in expected]
+    said = [f"{len(got)} lines where {len(expected)} are expected"]
+    said += [f"missing {_few(missing)}"] if missing else []
+    said += [f"not expected {_few(extra)}"] if extra else []
+    return "; ".join(said)
+
+
+def _few(items: list[str]) -> str:
+    more = f" and {len(items) - 3} more" if len(items) > 3 else ""
+    return ", ".join(repr(item) for item in items[:3]) + more
 
 
 def _kind(value: object) -> str:
@@ -129,6 +209,9 @@ def main() -> None:
         why = never_equal(source, error)
         if why:
             print(f"{NEVER}{why}", file=sys.stderr)
+        gap = "" if why else how_they_differ(source, error)
+        if gap:
+            print(f"{GAP}{gap}", file=sys.stderr)
         raise
 
 

@@ -201,12 +201,15 @@ class CheckRunner:
             tolerated = check_harness.TOLERATED in result.stderr
             return CheckResult(check, True, TOLERATED_NOTE if tolerated else "")
         told = result.stopped or _tail(result.stderr) or f"exit code {result.exit_code}"
-        broken = next(
-            (line.removeprefix(check_harness.NEVER) for line in result.stderr.splitlines()
-             if line.startswith(check_harness.NEVER)),
-            "",
+        broken, gap = (
+            next(
+                (line.removeprefix(said) for line in result.stderr.splitlines()
+                 if line.startswith(said)),
+                "",
+            )
+            for said in (check_harness.NEVER, check_harness.GAP)
         )  # fmt: skip
-        return CheckResult(check, False, told, broken)
+        return CheckResult(check, False, f"{told} ({gap})" if gap else told, broken)
 
     async def printed(self, program: str) -> str | None:
         """What a program prints run like a check on the workspace, or None if it fails."""
