@@ -161,3 +161,45 @@ async def test_a_run_is_held_to_the_case_its_task_states(tmp_path: Path) -> None
         steps[1].observation or ""
     )
     assert len(steps) == 3 and steps[2].ok
+
+
+@needs_bwrap
+async def test_a_computed_value_that_changes_its_inputs_case_is_sent_back(
+    tmp_path: Path,
+) -> None:
+    """mend2_1129: the writer's check for sort_ignore_case computed `sorted(line.lower() ...)`,
+    was kept, and held the run's right work out until its steps ran out."""
+    from autonoma.agent.checks import CheckRunner, CheckWriter
+    from autonoma.runtime.budget import BudgetSpent
+    from autonoma.tools import Workspace
+    from autonoma.tools.sandbox import BubblewrapSandbox
+    from autonoma.tools.settings import SandboxSettings
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "names.txt").write_text(NAMES["names.txt"])
+    shutil.copytree(root, tmp_path / "start")
+    workspace = Workspace(root)
+    runner = CheckRunner(BubblewrapSandbox(SandboxSettings()), workspace, tmp_path / "start")
+
+    def form(expected: str) -> dict[str, object]:
+        return {"goal": 1, "what": "sorted.txt holds the names sorted ignoring case",
+                "kind": "file", "file": "sorted.txt", "holds": "lines", "expected": expected}  # fmt: skip
+
+    lowered = form("sorted(line.strip().lower() for line in open('names.txt'))")
+    kept = form("sorted(open('names.txt').read().splitlines(), key=str.lower)")
+    model = ScriptedModel([{"checks": [lowered]}, {"checks": [lowered]}, {"checks": [kept]}])
+    written = await CheckWriter(model, runner).write(
+        SORT_TASK, ["Write sorted.txt"], workspace, BudgetSpent()
+    )
+    assert [c.what for c in written.checks] == [kept["what"]]
+    assert len(written.discarded) == 2
+    assert "computes 'alice' where the input holds 'Alice'" in written.discarded[0]
+    assert "sorted(lines, key=str.lower)" in model.requests[1].messages[0].content
+    # the same task with its case stated keeps a lowered value
+    said = "Write the names of names.txt in lowercase, sorted, to sorted.txt"
+    model = ScriptedModel([{"checks": [lowered]}])
+    written = await CheckWriter(model, runner).write(
+        said, ["Write sorted.txt"], workspace, BudgetSpent()
+    )
+    assert len(written.checks) >= 1 and not written.discarded

@@ -13,6 +13,7 @@ before the run began cannot tell done from not done, and is sent back to be writ
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import hashlib
 import re
@@ -42,7 +43,7 @@ from autonoma.agent.completion import deliverables, input_files, named_files
 from autonoma.agent.found import file_heads
 from autonoma.agent.judge import Judge
 from autonoma.agent.pysource import mend_json_slips
-from autonoma.agent.stated_case import against_case, recases_input
+from autonoma.agent.stated_case import against_case, computes_recased, recases_input
 from autonoma.errors import ModelRefused, OutputInvalid
 from autonoma.llm import Model
 from autonoma.llm.types import Usage
@@ -142,6 +143,25 @@ def _texts(workspace: Workspace, names: Sequence[str]) -> dict[str, str]:
         except (OSError, WorkspaceError):
             continue
     return found
+
+
+def _literal(source: str) -> bool:
+    try:
+        ast.literal_eval(source.strip())
+    except (ValueError, SyntaxError, RecursionError, MemoryError):
+        return False
+    return True
+
+
+def _printed_value(printed: str) -> object:
+    """A value as FileForm.value_program printed it: a list's or tuple's repr read back, any
+    other text as it is."""
+    if printed.startswith(("[", "(")):
+        try:
+            return ast.literal_eval(printed)
+        except (ValueError, SyntaxError, RecursionError, MemoryError):
+            pass
+    return printed
 
 
 def _asks_for_a_module(said: Sequence[str]) -> bool:
@@ -408,7 +428,7 @@ class CheckWriter:
                 told=told, typed=typed_now, held=held,
             )  # fmt: skip
             typed = typed_now or typed  # the last round's: two rounds' values may disagree
-            pointers = await self._pointers(response.data.checks, there)
+            pointers = await self._pointers(response.data.checks, there, [task, *goals], held)
             pointers |= {
                 form.what: why
                 for form in response.data.checks
@@ -443,11 +463,17 @@ class CheckWriter:
             written.error = "no usable check was written: " + "; ".join(written.discarded[-3:])
         return written
 
-    async def _pointers(self, forms: Sequence[Form], there: AbstractSet[str]) -> dict[str, str]:
-        """Why each file form whose expected value points at another file was sent back, by
-        its `what`. Every time: told once, with "if the text itself is the answer, write the
-        same again", the 1.5B writer wrote the same again for two_hops, and the run finished
-        on the pointer."""
+    async def _pointers(
+        self,
+        forms: Sequence[Form],
+        there: AbstractSet[str],
+        said: Sequence[str] = (),
+        held: Mapping[str, str] | None = None,
+    ) -> dict[str, str]:
+        """Why each file form whose expected value, as its program computes it, points at
+        another file or changes its input's letter case was sent back, by its `what`. Every
+        time: told once, with "if the text itself is the answer, write the same again", the
+        1.5B writer wrote the same again for two_hops, and the run finished on the pointer."""
         if self.runner is None:
             return {}
         found: dict[str, str] = {}
@@ -460,6 +486,8 @@ class CheckWriter:
                 continue  # made_checks says why
             value = await self.runner.printed(program)
             why = points_elsewhere(form, value or "", sorted(there))
+            if not why and value and not _literal(form.expected):
+                why = computes_recased(_printed_value(value), said, held or {})
             if why:
                 found[form.what] = why
         return found

@@ -65,15 +65,47 @@ def recases_input(expected: str, said: Sequence[str], inputs: Mapping[str, str])
     alphabetically, ignoring upper and lower case" the 1.5B writer typed ['Alice', 'Bob',
     'Carol', ...] for names.txt's Alice, bob, carol: typed twice, it was kept, and no sorted
     file of the names as they are could pass (code_1129_rest). Never kept."""
-    if any(map(stated_case, said)) or not inputs:
-        return ""
     try:
         value = ast.literal_eval(expected.strip())
     except (ValueError, SyntaxError, RecursionError, MemoryError):
         value = expected.strip() if _WORDS.fullmatch(expected.strip()) else None
+    recased = _recased(value, said, inputs)
+    if recased is None:
+        return ""
+    item, line = recased
+    return (
+        f"has {item!r} typed by hand where the input holds {line!r}: the task asks for "
+        "no change of letter case, so compute the expected value from the input with "
+        "Python, which keeps each line as it is"
+    )
+
+
+def computes_recased(value: object, said: Sequence[str], inputs: Mapping[str, str]) -> str:
+    """The same for an expected value a check computes (`value`, as the check's program
+    computed it on the workspace at the start). The 1.5B writer's check for the same task
+    computed `sorted(line.lower() ...)`, was kept, and held right work out until the steps ran
+    out (mend2_1129). Never kept."""
+    recased = _recased(value, said, inputs)
+    if recased is None:
+        return ""
+    item, line = recased
+    return (
+        f"computes {item!r} where the input holds {line!r}: the task asks for no change of "
+        "letter case, so keep each line as it is (to sort ignoring case, "
+        "sorted(lines, key=str.lower) compares in lowercase and keeps the lines unchanged)"
+    )
+
+
+def _recased(
+    value: object, said: Sequence[str], inputs: Mapping[str, str]
+) -> tuple[str, str] | None:
+    """An item of `value` that is a line of the inputs in another letter case, with that
+    line, where the task states no case and does not spell the item itself."""
+    if any(map(stated_case, said)) or not inputs:
+        return None
     items = _items(value)
     if not items:
-        return ""
+        return None
     held = {line.strip() for text in inputs.values() for line in text.splitlines() if line.strip()}
     by_fold = {line.casefold(): line for line in held}
     stated = " ".join(said)
@@ -82,12 +114,8 @@ def recases_input(expected: str, said: Sequence[str], inputs: Mapping[str, str])
             continue  # the person's own spelling ("replace bob with Bob")
         line = by_fold.get(item.casefold())
         if item not in held and line is not None and re.search(r"[^\W\d_]", item):
-            return (
-                f"has {item!r} typed by hand where the input holds {line!r}: the task asks for "
-                "no change of letter case, so compute the expected value from the input with "
-                "Python, which keeps each line as it is"
-            )
-    return ""
+            return item, line
+    return None
 
 
 def _items(value: object) -> list[str]:
