@@ -16,6 +16,7 @@ from autonoma.agent.check_forms import (
     FormError,
     adds_input_text,
     at_odds,
+    leaves_out_inputs,
     points_elsewhere,
 )
 from autonoma.agent.check_types import Check
@@ -521,3 +522,41 @@ def test_a_header_the_input_lacks_added_to_a_computed_value_is_the_tasks() -> No
         expected="'\\n'.join(sorted(open('a.txt').read().split())) + '\\n'",
     )  # fmt: skip
     assert adds_input_text(joined, {"a.txt": "b\na\n"}) == ""
+
+
+COMBINE = "Join the lines of part1.txt, part2.txt and part3.txt, in that order, into full.txt."
+PARTS = ["part1.txt", "part2.txt", "part3.txt"]
+
+
+def _file_form(expected: str, file: str = "full.txt") -> FileForm:
+    return FileForm(goal=1, what="full.txt holds the joined lines", kind="file", file=file,
+                    holds="lines", expected=expected)  # fmt: skip
+
+
+def test_a_value_computed_from_some_of_the_inputs_its_sentence_names_is_sent_back() -> None:
+    """combine_parts (code_full_1129): the check read part1 and part2 only, the run wrote
+    their lines, and ended completed on wrong work. Never kept."""
+    two = _file_form("open('part1.txt').read() + '\\n' + open('part2.txt').read()")
+    why = leaves_out_inputs(two, [COMBINE], PARTS)
+    assert why.startswith("computes full.txt from part1.txt and part2.txt but not from part3.txt")
+    for _ in range(3):
+        checks, problems = made_checks([two], 1, said=[COMBINE], inputs=PARTS, told=set())
+        assert checks == [] and "but not from part3.txt" in problems[0]
+
+
+@pytest.mark.parametrize(
+    ("expected", "said"),
+    [
+        ("''.join(open(p).read() for p in ['part1.txt', 'part2.txt', 'part3.txt'])", [COMBINE]),
+        ("before('part1.txt') + before('part2.txt') + before('part3.txt')", [COMBINE]),
+        ("['alpha', 'beta', 'gamma', 'delta']", [COMBINE]),  # typed: typed_by_hand's to ask
+        ("sorted(os.listdir('.'))", [COMBINE]),  # a listing
+        # the files are named in another sentence than the one naming full.txt
+        ("open('part1.txt').read()", ["Read part1.txt and part2.txt. Copy the first to full.txt."]),
+        ("open('part1.txt').read()", ["Copy part1.txt to full.txt."]),
+    ],
+)
+def test_a_value_from_every_input_its_sentence_names_or_from_none_is_not(
+    expected: str, said: list[str]
+) -> None:
+    assert leaves_out_inputs(_file_form(expected), said, PARTS) == ""

@@ -21,7 +21,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Discriminator, Field, Tag
 
+from autonoma.agent.completion import named_files
 from autonoma.agent.pysource import mend_json_slips
+from autonoma.agent.stated_formats import sentences
 
 Holds = Literal["lines", "words", "number", "text", "json"]
 
@@ -198,6 +200,37 @@ def made_up(form: FileForm, texts: Sequence[str], inputs: Sequence[str]) -> str:
         "which no check can know before it. Check what the task fixes (how many lines, a "
         'word the file must hold) with a "code" check, and judge the rest'
     )
+
+
+def leaves_out_inputs(form: FileForm, texts: Sequence[str], inputs: Sequence[str]) -> str:
+    """Why a file form's expected value, computed from some of the input files a sentence
+    names beside the form's file, leaves out others that sentence names, or "". For "Join the
+    lines of part1.txt, part2.txt and part3.txt, in that order, into full.txt" the 1.5B
+    writer computed part1 and part2 alone; the run wrote the same three lines, its check
+    passed, and it ended completed on wrong work (combine_parts, code_full_1129). Never kept."""
+    source = form.expected
+    if _LISTS_FILES.search(source):
+        return ""  # a listing reads files by design
+    # ' part2.txt' counts as read: a name mistyped is check_guards.foreign_files' to say
+    read = [n for n in inputs if re.search(rf"""['"]\s*{re.escape(n)}\s*['"]""", source)]
+    if not read:
+        return ""  # typed, or read some other way: typed_by_hand's and the probe's to ask
+    for sentence in (s for text in texts for s in sentences(text)):
+        named = named_files([sentence])
+        if form.file not in named:
+            continue
+        left_out = [n for n in named if n in inputs and n != form.file and n not in read]
+        if left_out:
+            return (
+                f"computes {form.file} from {_and(read)} but not from {_and(left_out)}, which "
+                f'the task names with it ("{sentence.strip()[:120]}"): compute the expected '
+                "value from every file the task names for it"
+            )
+    return ""
+
+
+def _and(names: Sequence[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 class Call(BaseModel):

@@ -34,6 +34,7 @@ from autonoma.agent.check_forms import (
     FunctionForm,
     adds_input_text,
     at_odds,
+    leaves_out_inputs,
     made_up,
     points_elsewhere,
     typed_by_hand,
@@ -97,6 +98,8 @@ def made_checks(
                 raise FormError(odds[index])
             code = form.program()
             if isinstance(form, FileForm) and (why := made_up(form, said, inputs)):
+                raise FormError(why)
+            if isinstance(form, FileForm) and (why := leaves_out_inputs(form, said, inputs)):
                 raise FormError(why)
             if isinstance(form, FileForm) and against_case(form.expected, said):
                 raise FormError(
