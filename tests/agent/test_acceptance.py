@@ -237,8 +237,7 @@ async def test_without_usable_checks_the_task_itself_is_judged(tmp_path: Path) -
             act("task_complete", reason="written"),
             WORKED,
             act("write_file", path="sorted.txt", text=RIGHT),
-            act("task_complete", reason="sorted ignoring case"),
-            WORKED,
+            act("task_complete", reason="sorted ignoring case"),  # worked out once, kept
         ],
         events=events,
     )
@@ -548,8 +547,7 @@ async def test_judged_criteria_alone_of_a_task_with_inputs_get_the_task_worked_o
             WORKED,  # the task, worked out again from names.txt
             act("write_file", path="sorted.txt", text=RIGHT),
             act("task_complete", reason="sorted"),
-            {"passed": True, "why": "Alice comes first"},
-            WORKED,
+            {"passed": True, "why": "Alice comes first"},  # the task is not worked out again
         ],
         events=events,
     )
@@ -583,19 +581,27 @@ async def test_a_failing_value_typed_by_hand_is_set_aside_when_the_task_worked_o
             act("write_file", path="sorted.txt", text=RIGHT),
             act("task_complete", reason="sorted ignoring case"),
             {"files": [{"name": "sorted.txt", "text": "bob\nAlice\ncarol"}]},  # disagrees
-            act("task_complete", reason="sorted ignoring case, really"),
-            WORKED,  # agrees with the work
+            act("task_complete", reason="sorted ignoring case, really"),  # not worked out again
         ],
+        steps=3,
         events=events,
     )
-    assert status == "completed" and model.remaining == 0
+    assert status == "budget_exhausted" and model.remaining == 0
     written = next(e.data for e in events if e.kind == "checks_written")
     assert [c["typed"] for c in written["checks"]] == [True]
     steps = store.steps(run.id)
     assert not steps[1].ok and "sorted.txt holds the lines ['Alice', 'bob', 'carol']" in (
         steps[1].observation or ""
     )
-    assert steps[2].ok
+    assert not steps[2].ok
+    events = []
+    _, status, _, _, model = await start(
+        tmp_path / "agrees",
+        [{"checks": [typed]}, {"checks": [typed]}, act("write_file", path="sorted.txt", text=RIGHT),
+         act("task_complete", reason="sorted ignoring case"), WORKED],  # agrees with the work
+        events=events,
+    )  # fmt: skip
+    assert status == "completed" and model.remaining == 0
     finished = events[-1].data["acceptance"]["results"][0]
     assert finished["passed"] and finished["output"].startswith(
         "set aside: its value was typed by hand, and the task worked out again"

@@ -38,7 +38,7 @@ class _File(BaseModel):
     text: str = Field(max_length=FILE_CHARS)
 
 
-class _WorkedOut(BaseModel):
+class WorkedOut(BaseModel):
     files: list[_File] = Field(min_length=1, max_length=5)
 
 
@@ -84,29 +84,29 @@ def folder_files(task: str, start: Path) -> list[str]:
     return found
 
 
-async def judged_by_working_out(
-    model: Model,
-    check: Check,
-    task: str,
-    workspace: Workspace,
-    inputs: dict[str, str],
-    spent: BudgetSpent,
-) -> CheckResult | None:
-    """The task's check by working the task out again from `inputs` and comparing the files;
-    None when the model names no file the work was to write or change (judge as before). A
-    file it names that is not an input and that neither the task nor an input names is its
-    own invention and is set aside: the 1.5B judge named apples.md, a file of the folder the
-    task lists, as one the task writes, and the run deleted notes/apples.md to please it."""
+async def work_out(
+    model: Model, task: str, inputs: dict[str, str], spent: BudgetSpent
+) -> WorkedOut | None:
+    """What the files the task writes must hold, worked out by the model from `inputs`;
+    None when it gave no usable answer."""
     prompt = render(
         "autonoma.agent",
         "judge_worked.j2",
         task=task,
         files=[f"{name}:\n{text}" for name, text in inputs.items()],
     )
-    answer = await ask(model, prompt, spent, output=_WorkedOut, max_tokens=700, temperature=0.0)
-    if isinstance(answer, ModelError):
-        return None
-    worked: _WorkedOut = answer.data
+    answer = await ask(model, prompt, spent, output=WorkedOut, max_tokens=700, temperature=0.0)
+    return None if isinstance(answer, ModelError) else answer.data
+
+
+def compared(
+    worked: WorkedOut, check: Check, task: str, workspace: Workspace, inputs: dict[str, str]
+) -> CheckResult | None:
+    """The task's check from the worked-out files against the workspace now; None when they
+    name no file the work was to write or change (judge as before). A file they name that is
+    not an input and that neither the task nor an input names is the model's own invention
+    and is set aside: the 1.5B judge named apples.md, a file of the folder the task lists, as
+    one the task writes, and the run deleted notes/apples.md to please it."""
     now: dict[str, str | None] = {}
     for name in {f.name.strip().removeprefix("./") for f in worked.files}:
         try:
