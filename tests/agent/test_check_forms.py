@@ -560,3 +560,25 @@ def test_a_value_from_every_input_its_sentence_names_or_from_none_is_not(
     expected: str, said: list[str]
 ) -> None:
     assert leaves_out_inputs(_file_form(expected), said, PARTS) == ""
+
+
+async def test_an_input_named_bare_in_a_check_is_read(tmp_path: Path) -> None:
+    """count_words (code_full_1129): the writer's `quote.txt` unquoted failed with NameError
+    'quote'; with no check left the right count was judged against one counted in the head."""
+    quote = "Simple is better than complex, and flat is better than nested.\n"
+    trial = Trial(tmp_path, {"quote.txt": quote})
+    runner = CheckRunner(trial.sandbox, Workspace(trial.ws), trial.start)
+    bare = {"goal": 1, "what": "words.txt holds the number of words in quote.txt",
+            "kind": "file", "file": "words.txt", "holds": "number",
+            "expected": "len(quote.txt.split())"}  # fmt: skip
+    coded = {"goal": 1, "what": "words.txt holds the count", "kind": "code",
+             "code": "n = len(open(quote.txt).read().split())\n"
+                     "assert open('words.txt').read().strip() == str(n), 'not the count'"}  # fmt: skip
+    written = await CheckWriter(ScriptedModel([{"checks": [bare, coded]}]), runner).write(
+        "Count the words in quote.txt and write the number alone to words.txt.",
+        ["Write words.txt"], Workspace(trial.ws), BudgetSpent(),
+    )  # fmt: skip
+    assert not written.discarded and len(written.checks) == 2
+    for check in written.checks:
+        assert (await trial.verdict(check, words__txt="10\n"))[0] is False
+        assert (await trial.verdict(check, words__txt="11\n"))[0] is True

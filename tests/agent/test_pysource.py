@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from autonoma.agent.pysource import mend_json_slips
+import pytest
+
+from autonoma.agent.pysource import mend_json_slips, read_bare_files
 
 
 def test_a_line_break_inside_a_literal_is_written_back_as_an_escape() -> None:
@@ -128,3 +130,18 @@ def test_a_block_left_at_its_headers_depth_is_indented_under_it() -> None:
 def test_a_header_at_the_end_or_with_an_empty_block_is_left_for_the_model() -> None:
     assert mend_json_slips("x = 1\nfor a in b:") == "x = 1\nfor a in b:"
     assert mend_json_slips("if x:\n\n") == "if x:\n\n"
+
+
+@pytest.mark.parametrize(
+    ("code", "mended"),
+    [
+        ("len(quote.txt.split())", "len(open('quote.txt').read().split())"),
+        ("len(open(quote.txt).read().split())", "len(open('quote.txt').read().split())"),
+        ("before(quote.txt)", "before('quote.txt')"),
+        ("x = data.json", "x = data.json"),  # not a file of the workspace: left to fail
+        ("print('quote.txt')", "print('quote.txt')"),  # a string already
+        ("len(quote.txt.split(", "len(quote.txt.split("),  # does not parse: left alone
+    ],
+)
+def test_a_file_named_bare_is_read(code: str, mended: str) -> None:
+    assert read_bare_files(code, ["quote.txt"]) == mended

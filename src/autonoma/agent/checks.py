@@ -28,6 +28,7 @@ from pydantic import BaseModel, Field
 from autonoma.agent import check_guards as guard
 from autonoma.agent import check_harness
 from autonoma.agent.check_forms import (
+    CodeForm,
     FileForm,
     Form,
     FormError,
@@ -43,7 +44,7 @@ from autonoma.agent.check_types import Check, CheckKind, CheckResult
 from autonoma.agent.completion import deliverables, input_files, named_files
 from autonoma.agent.found import file_heads
 from autonoma.agent.judge import Judge
-from autonoma.agent.pysource import mend_json_slips
+from autonoma.agent.pysource import mend_json_slips, read_bare_files
 from autonoma.agent.stated_case import against_case, computes_recased, recases_input
 from autonoma.errors import ModelRefused, OutputInvalid
 from autonoma.llm import Model
@@ -93,6 +94,10 @@ def made_checks(
     odds = at_odds(forms)
     for index, form in enumerate(forms):
         by_hand = False
+        if isinstance(form, FileForm):
+            form = form.model_copy(update={"expected": read_bare_files(form.expected, inputs)})
+        elif isinstance(form, CodeForm):
+            form = form.model_copy(update={"code": read_bare_files(form.code, inputs)})
         try:
             if index in odds:
                 raise FormError(odds[index])

@@ -34,11 +34,12 @@ closing brackets to the program's end, is dropped.
 
 from __future__ import annotations
 
+import ast
 import io
 import itertools
 import re
 import tokenize
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 UNTERMINATED = ("unterminated string literal", "unterminated f-string", "EOL while scanning")
 
@@ -202,3 +203,44 @@ _QUOTED_ARGUMENT = re.compile(
 
 def _closers(text: str) -> bool:
     return bool(text) and set(text) <= set(")]}")
+
+
+def read_bare_files(code: str, files: Collection[str]) -> str:
+    """`code` with each of `files` written as a bare name (`len(quote.txt.split())`, which
+    raises NameError: name 'quote') made Python: its text, `open('quote.txt').read()`, or the
+    name as a string where it is already opened (`open(quote.txt)`). The 1.5B check writer
+    wrote it so for count_words (code_full_1129), and with no check left the run's right
+    count was judged against a count the model made in its head. `code` unchanged when it
+    names none of `files` bare, or does not parse."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return code
+    bare = _BareFiles(set(files))
+    tree = bare.visit(tree)
+    return ast.unparse(tree) if bare.found else code
+
+
+class _BareFiles(ast.NodeTransformer):
+    def __init__(self, files: set[str]) -> None:
+        self.files = files
+        self.found = False
+
+    def _name(self, node: ast.AST) -> str | None:
+        text = ast.unparse(node) if isinstance(node, ast.Attribute) else ""
+        return text if text in self.files else None
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        opens = isinstance(node.func, ast.Name) and node.func.id in ("open", "before")
+        if opens and node.args and (name := self._name(node.args[0])):
+            self.found = True
+            node.args[0] = ast.Constant(name)
+        return self.generic_visit(node)
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        name = self._name(node)
+        if name is None:
+            return self.generic_visit(node)
+        self.found = True
+        opened = ast.Call(ast.Name("open", ast.Load()), [ast.Constant(name)], [])
+        return ast.Call(ast.Attribute(opened, "read", ast.Load()), [], [])
