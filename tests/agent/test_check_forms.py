@@ -582,3 +582,15 @@ async def test_an_input_named_bare_in_a_check_is_read(tmp_path: Path) -> None:
     for check in written.checks:
         assert (await trial.verdict(check, words__txt="10\n"))[0] is False
         assert (await trial.verdict(check, words__txt="11\n"))[0] is True
+
+    # list_first: a file of the folder the task names, named bare (NameError 'reports')
+    trial = Trial(tmp_path / "folder", {"reports/2024-q3-final.txt": "Revenue rose 4%.\n"})
+    runner = CheckRunner(trial.sandbox, Workspace(trial.ws), trial.start)
+    copied = {"goal": 1, "what": "latest.txt holds the report's text", "kind": "file",
+              "file": "latest.txt", "holds": "text", "expected": "reports/2024-q3-final.txt"}  # fmt: skip
+    written = await CheckWriter(ScriptedModel([{"checks": [copied]}]), runner).write(
+        "The reports folder holds one report. Copy its text exactly to latest.txt.",
+        ["Write latest.txt"], Workspace(trial.ws), BudgetSpent(),
+    )  # fmt: skip
+    assert not written.discarded and len(written.checks) == 1
+    assert (await trial.verdict(written.checks[0], latest__txt="Revenue rose 4%.\n"))[0]

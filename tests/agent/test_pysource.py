@@ -138,10 +138,13 @@ def test_a_header_at_the_end_or_with_an_empty_block_is_left_for_the_model() -> N
         ("len(quote.txt.split())", "len(open('quote.txt').read().split())"),
         ("len(open(quote.txt).read().split())", "len(open('quote.txt').read().split())"),
         ("before(quote.txt)", "before('quote.txt')"),
+        ("reports/2024-q3-final.txt", "open('reports/2024-q3-final.txt').read()"),  # list_first
+        ("open(reports/2024-q3-final.txt)", "open('reports/2024-q3-final.txt')"),
+        ("a / b", "a / b"),
         ("x = data.json", "x = data.json"),  # not a file of the workspace: left to fail
         ("print('quote.txt')", "print('quote.txt')"),  # a string already
         ("len(quote.txt.split(", "len(quote.txt.split("),  # does not parse: left alone
     ],
 )
 def test_a_file_named_bare_is_read(code: str, mended: str) -> None:
-    assert read_bare_files(code, ["quote.txt"]) == mended
+    assert read_bare_files(code, ["quote.txt", "reports/2024-q3-final.txt"]) == mended

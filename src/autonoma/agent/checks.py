@@ -18,7 +18,7 @@ import asyncio
 import hashlib
 import re
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -94,10 +94,6 @@ def made_checks(
     odds = at_odds(forms)
     for index, form in enumerate(forms):
         by_hand = False
-        if isinstance(form, FileForm):
-            form = form.model_copy(update={"expected": read_bare_files(form.expected, inputs)})
-        elif isinstance(form, CodeForm):
-            form = form.model_copy(update={"code": read_bare_files(form.code, inputs)})
         try:
             if index in odds:
                 raise FormError(odds[index])
@@ -151,6 +147,15 @@ def _texts(workspace: Workspace, names: Sequence[str]) -> dict[str, str]:
         except (OSError, WorkspaceError):
             continue
     return found
+
+
+def files_read(form: Form, there: Collection[str]) -> Form:
+    """The form with each workspace file it names bare read (pysource.read_bare_files)."""
+    if isinstance(form, FileForm):
+        return form.model_copy(update={"expected": read_bare_files(form.expected, there)})
+    if isinstance(form, CodeForm):
+        return form.model_copy(update={"code": read_bare_files(form.code, there)})
+    return form
 
 
 def _literal(source: str) -> bool:
@@ -431,15 +436,16 @@ class CheckWriter:
             written.usage = written.usage + response.usage
             written.cost_usd += response.cost_usd
             typed_now: list[Check] = []
+            forms = [files_read(form, there) for form in response.data.checks]
             checks, unmade = made_checks(
-                response.data.checks, len(goals), said=[task, *goals], inputs=inputs,
+                forms, len(goals), said=[task, *goals], inputs=inputs,
                 told=told, typed=typed_now, held=held,
             )  # fmt: skip
             typed = typed_now or typed  # the last round's: two rounds' values may disagree
-            pointers = await self._pointers(response.data.checks, there, [task, *goals], held)
+            pointers = await self._pointers(forms, there, [task, *goals], held)
             pointers |= {
                 form.what: why
-                for form in response.data.checks
+                for form in forms
                 if isinstance(form, FileForm) and (why := adds_input_text(form, held))
             }
             checks = [c for c in checks if c.what not in pointers]

@@ -227,7 +227,11 @@ class _BareFiles(ast.NodeTransformer):
         self.found = False
 
     def _name(self, node: ast.AST) -> str | None:
-        text = ast.unparse(node) if isinstance(node, ast.Attribute) else ""
+        """The file `node` spells: `quote.txt` (an attribute), `reports/2024-q3.txt` (a
+        division and subtractions, spaced by unparse)."""
+        if not isinstance(node, ast.Attribute | ast.BinOp):
+            return None
+        text = ast.unparse(node).replace(" ", "")
         return text if text in self.files else None
 
     def visit_Call(self, node: ast.Call) -> ast.AST:
@@ -237,7 +241,13 @@ class _BareFiles(ast.NodeTransformer):
             node.args[0] = ast.Constant(name)
         return self.generic_visit(node)
 
+    def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
+        return self._read(node)
+
     def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        return self._read(node)
+
+    def _read(self, node: ast.Attribute | ast.BinOp) -> ast.AST:
         name = self._name(node)
         if name is None:
             return self.generic_visit(node)
