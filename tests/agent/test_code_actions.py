@@ -365,6 +365,21 @@ async def test_a_word_read_as_a_number_is_explained_as_a_header(tmp_path: Path) 
     assert "invalid literal for int()" in said[1] and "is a word" not in said[1]
 
 
+async def test_a_file_not_found_is_said_with_the_names_it_may_have_meant(tmp_path: Path) -> None:
+    """list_first: told only FileNotFoundError, the 1.5B model wrote 2024-q3-finale.txt,
+    2023-q3-finale.txt and 2024_q3_final.txt for reports/2024-q3-final.txt, ten steps."""
+    steps, _, _, _, _ = await start(
+        tmp_path,
+        [program("print(read_file('name.txt'))"), program("open('nothing/like/it.csv')"),
+         program("task_complete('done')")],
+        checks=False,
+    )  # fmt: skip
+    said = [s.observation or "" for s in steps]
+    assert "FileNotFoundError: [Errno 2] No such file or directory: 'name.txt'" in said[0]
+    assert "note: name.txt is not a file in the workspace; did you mean names.txt?" in said[0]
+    assert "FileNotFoundError" in said[1] and "note:" not in said[1]  # nothing near: no note
+
+
 async def test_lines_written_with_their_breaks_doubled_are_explained(tmp_path: Path) -> None:
     """code_1129_rest: sort_ignore_case, reverse_lines and dedupe_lines each ran out of steps
     on a blank line after every line; the checks' "holds the lines ['paint', '', 'test', '',

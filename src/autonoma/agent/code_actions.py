@@ -256,9 +256,11 @@ def _opens_to_write(node: ast.AST) -> bool:
     return True
 
 
-def report(result: ProgramResult, limit: int, code: str = "") -> str:
+def report(result: ProgramResult, limit: int, code: str = "", not_found: str = "") -> str:
     """What the model reads after its program: the exit, what it printed, the error's end,
-    the tool calls it made, and a note when the functions it defined were kept nowhere."""
+    the tool calls it made, and notes on slips seen before: a name not defined, a header read
+    as a number, a file not found (`not_found`: what the workspace says of its name), source
+    in quotes, doubled line breaks, functions kept nowhere."""
     box = result.sandbox
     lines = [f"exit code {box.exit_code}" + (f"; {box.stopped}" if box.stopped else "")]
     printed = box.stdout.rstrip()
@@ -272,6 +274,8 @@ def report(result: ProgramResult, limit: int, code: str = "") -> str:
                 "afresh: nothing is kept from earlier ones, so set or read again what it "
                 "needs; the functions it has are those listed at the start."
             )
+        if not_found:  # list_first: reports/2024-q3-finale.txt, 2023-q3-finale.txt, ...
+            lines.append(f"note: {not_found}")
         word = _NOT_A_NUMBER.findall(box.stderr)
         if word:  # csv_sum: ten steps of float('amount') on the header of sales.csv
             lines.append(
@@ -309,6 +313,15 @@ def report(result: ProgramResult, limit: int, code: str = "") -> str:
         )
     text = "\n".join(lines)
     return text if len(text) <= limit else text[:limit] + "\n[cut]"
+
+
+_NOT_FOUND = re.compile(r"FileNotFoundError: \[Errno 2\] No such file or directory: '([^']+)'")
+
+
+def missing_path(stderr: str) -> str | None:
+    """The path a failed program could not find, if that is how it failed."""
+    found = _NOT_FOUND.findall(stderr)
+    return found[-1] if found else None
 
 
 def doubled_breaks(result: ProgramResult, code: str) -> str:

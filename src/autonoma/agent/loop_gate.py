@@ -16,6 +16,7 @@ from autonoma.agent.code_actions import (
     PROGRAM,
     functions,
     mend_joins,
+    missing_path,
     named_tools,
     report,
 )
@@ -25,8 +26,8 @@ from autonoma.agent.loop_services import LoopServices
 from autonoma.agent.run_state import RunState
 from autonoma.agent.task_guards import read_only_input
 from autonoma.runtime.events import ApprovalAnswered, ApprovalAsked
-from autonoma.tools import Risk, Tool, ToolResult
-from autonoma.tools.bridge import run_program
+from autonoma.tools import Risk, Tool, ToolContext, ToolResult, WorkspaceError
+from autonoma.tools.bridge import ProgramResult, run_program
 from autonoma.tools.sandbox import SandboxError
 
 _RISK_ORDER = [Risk.READ, Risk.WRITE, Risk.NETWORK, Risk.EXECUTE]
@@ -179,12 +180,26 @@ async def program(
         )
     except SandboxError as error:
         return ToolResult(False, f"error: the program could not start: {error}"), False
-    output = report(ran, loop.config.max_observation_chars, code)
+    output = report(ran, loop.config.max_observation_chars, code, _meant(context, ran))
     ok = ran.sandbox.ok
     if flags["claimed"] and not ok:
         output += "\n(task_complete was called, but the program then failed: not checked)"
     final = flags["claimed"] and ok
     return ToolResult(ok, output, final=final, untrusted=flags["untrusted"]), False
+
+
+def _meant(context: ToolContext, ran: ProgramResult) -> str:
+    """The files a program that failed to find one may have meant, said as the workspace
+    says it, or "": told only FileNotFoundError, the 1.5B model wrote 2024-q3-finale.txt,
+    2023-q3-finale.txt and 2024_q3_final.txt for reports/2024-q3-final.txt (list_first)."""
+    missing = None if ran.sandbox.ok else missing_path(ran.sandbox.stderr)
+    if missing is None:
+        return ""
+    try:
+        said = str(context.workspace.not_a_file(missing))
+    except (OSError, WorkspaceError):
+        return ""
+    return said if "did you mean" in said else ""
 
 
 def needs_person(loop: LoopServices, untrusted: str, tools: list[Tool]) -> bool:
