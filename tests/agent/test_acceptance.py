@@ -110,6 +110,10 @@ async def test_a_wrong_result_is_refused_and_the_right_one_completes(tmp_path: P
     after_wrong = model.requests[2].messages[1].content
     assert "Acceptance checks now: 1 of 1 fail: check 1 [code]" in after_wrong
     assert "sorted.txt holds ['Alice', 'carol', 'bob']" in after_wrong
+    # after the refused claim, whose result says it just above, only the count is said again
+    after_claim = model.requests[3].messages[1].content
+    assert after_claim.count("sorted.txt holds ['Alice', 'carol', 'bob']") == 1
+    assert "Acceptance checks now: 1 of 1 fail, as step 2 says." in after_claim
     after_right = model.requests[4].messages[1].content
     assert "The acceptance checks pass now: sorted.txt holds" in after_right
     assert after_right.endswith("When every goal is met, the command is task_complete; "
