@@ -594,3 +594,37 @@ async def test_an_input_named_bare_in_a_check_is_read(tmp_path: Path) -> None:
     )  # fmt: skip
     assert not written.discarded and len(written.checks) == 1
     assert (await trial.verdict(written.checks[0], latest__txt="Revenue rose 4%.\n"))[0]
+
+
+ISO_TASK = (
+    "dates.txt holds dates as month/day/year. Write them as year-month-day with two-digit "
+    "months and days (like 2024-03-14), one per line in the same order, to iso.txt."
+)
+
+
+async def test_a_typed_value_failing_what_the_task_states_is_never_kept(tmp_path: Path) -> None:
+    """iso_dates (mend2_1129): typed '2024-14-03' twice, the check was kept beside the format
+    check of "like 2024-03-14", and no file could pass both. And a list typed for a text is
+    its lines, not the list's repr (code_1129_rest: str(['2024-03-14', ...]))."""
+    trial = Trial(tmp_path, {"dates.txt": "03/14/2024\n12/01/2023\n7/4/2025\n"})
+    runner = CheckRunner(trial.sandbox, Workspace(trial.ws), trial.start)
+    swapped = {"goal": 1, "what": "iso.txt holds the dates", "kind": "file", "file": "iso.txt",
+               "holds": "lines", "expected": "['2024-14-03', '2023-01-12', '2025-07-04']"}  # fmt: skip
+    model = ScriptedModel([{"checks": [swapped]}] * 3)
+    written = await CheckWriter(model, runner).write(
+        ISO_TASK, ["Write iso.txt"], Workspace(trial.ws), BudgetSpent()
+    )
+    assert written.checks == [] and model.remaining == 0  # typed thrice, never kept
+    assert (
+        "which fails what the task states of iso.txt: AssertionError: iso.txt holds "
+        in (written.discarded[-1])
+    )
+    right = swapped | {"holds": "text", "expected": "['2024-03-14', '2023-12-01', '2025-07-04']"}
+    model = ScriptedModel([{"checks": [right]}, {"checks": [right]}])
+    written = await CheckWriter(model, runner).write(
+        ISO_TASK, ["Write iso.txt"], Workspace(trial.ws), BudgetSpent()
+    )
+    assert len(written.checks) == 1 and written.checks[0].typed  # typed again: kept as meant
+    lines = "2024-03-14\n2023-12-01\n2025-07-04\n"
+    assert (await trial.verdict(written.checks[0], iso__txt=lines))[0]
+    assert not (await trial.verdict(written.checks[0], iso__txt="2024-03-14\n"))[0]

@@ -155,7 +155,9 @@ async def test_the_date_check_holds_every_date_of_its_separator(runner: CheckRun
     (check,) = format_checks(ISO_TASK, {"dates.txt"})
     right = "2024-03-14\n2023-12-01\n2025-07-04\n"
     assert await runner.passes_with(check, {"iso.txt": right})
-    for wrong in ["2024-03-14\n2025-7-4\n", "25-7/-/2\n", "03/14/2024\n", "2024-03-14-1\n"]:
+    # '2024-14-03': month 14, written in the example's digits (the writer typed it, mend2_1129)
+    for wrong in ["2024-03-14\n2025-7-4\n", "25-7/-/2\n", "03/14/2024\n", "2024-03-14-1\n",
+                  "2024-14-03\n"]:  # fmt: skip
         assert not await runner.passes_with(check, {"iso.txt": wrong}), wrong
     (named,) = format_checks("Write the dates of dates.txt as DD/MM/YYYY to eu.txt", {"dates.txt"})
     assert await runner.passes_with(named, {"eu.txt": "14/03/2024, 01/12/2023"})

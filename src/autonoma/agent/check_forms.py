@@ -475,8 +475,11 @@ _COMPARE: dict[str, str] = {
         "rounded = decimals >= 2 and round(expected, decimals) == got\n"
         "assert close or rounded, f'{label} holds {{text}}, expected {{expected:g}}'"
     ),
-    "text": (
-        "expected = str({expected}).strip()\n"
+    "text": (  # a list of lines typed for a text: its lines (iso_dates' str(['2024-03-14', ...]))
+        "expected = {expected}\n"
+        "if isinstance(expected, (list, tuple)):\n"
+        "    expected = '\\n'.join(str(item) for item in expected)\n"
+        "expected = str(expected).strip()\n"
         "got = open({file}, encoding='utf-8').read().strip()\n"
         "assert got == expected, f'{label} holds {{got!r}}, expected {{expected!r}}'"
     ),

@@ -45,7 +45,14 @@ from autonoma.agent.completion import deliverables, input_files, named_files
 from autonoma.agent.found import file_heads
 from autonoma.agent.judge import Judge
 from autonoma.agent.pysource import mend_json_slips, read_bare_files
-from autonoma.agent.stated_case import against_case, computes_recased, recases_input
+from autonoma.agent.stated_case import (
+    against_case,
+    case_checks,
+    computes_recased,
+    recases_input,
+)
+from autonoma.agent.stated_formats import format_checks
+from autonoma.agent.stated_lines import line_checks
 from autonoma.errors import ModelRefused, OutputInvalid
 from autonoma.llm import Model
 from autonoma.llm.types import Usage
@@ -158,6 +165,18 @@ def files_read(form: Form, there: Collection[str]) -> Form:
     return form
 
 
+def _typed_text(expected: str) -> str | None:
+    """A file's text as a typed value gives it (a list's items one a line), or None when the
+    value is computed."""
+    try:
+        value = ast.literal_eval(mend_json_slips(expected.strip()))
+    except (ValueError, SyntaxError, RecursionError, MemoryError):
+        return None
+    if isinstance(value, list | tuple):
+        return "".join(f"{item}\n" for item in value)
+    return f"{value}\n" if isinstance(value, str | int | float) else None
+
+
 def _literal(source: str) -> bool:
     try:
         ast.literal_eval(source.strip())
@@ -220,9 +239,13 @@ class CheckRunner:
     async def passes_with(self, check: Check, files: dict[str, str]) -> bool:
         """Whether the check passes on a copy of the workspace's small files with `files`
         (path -> text) written over them: a probe of what the check accepts."""
+        return (await self.probe(check, files)).passed
+
+    async def probe(self, check: Check, files: dict[str, str]) -> CheckResult:
+        """The check's result on such a copy."""
         with tempfile.TemporaryDirectory(prefix="autonoma-probe-") as root:
             await asyncio.to_thread(_probe_copy, self.workspace, Path(root), files)
-            return (await self._run(check, Path(root))).passed
+            return await self._run(check, Path(root))
 
     async def _run(self, check: Check, root: Path | None = None) -> CheckResult:
         tolerant = not _ABOUT_ENDINGS.search(f"{check.what}\n{check.code}")
@@ -406,6 +429,9 @@ class CheckWriter:
         inputs = input_files([task, *goals], there)
         held = _texts(workspace, inputs)
         told: set[str] = set()  # values said to be typed by hand, once each
+        # what the task's own words hold a file to, by programs of ours (loop_checks adds
+        # them to the run's checks): a value typed against them is sent back
+        stated = [*format_checks(task, there), *line_checks(task, there), *case_checks(task, there)]
         typed: list[Check] = []  # their checks, better than the task judged if no other
         for round_ in range(self.reasks + 1):
             prompt = render(
@@ -441,8 +467,10 @@ class CheckWriter:
                 forms, len(goals), said=[task, *goals], inputs=inputs,
                 told=told, typed=typed_now, held=held,
             )  # fmt: skip
-            typed = typed_now or typed  # the last round's: two rounds' values may disagree
             pointers = await self._pointers(forms, there, [task, *goals], held)
+            pointers |= await self._against_stated(forms, stated)
+            typed_now = [c for c in typed_now if c.what not in pointers]
+            typed = typed_now or typed  # the last round's: two rounds' values may disagree
             pointers |= {
                 form.what: why
                 for form in forms
@@ -504,6 +532,36 @@ class CheckWriter:
                 why = computes_recased(_printed_value(value), said, held or {})
             if why:
                 found[form.what] = why
+        return found
+
+    async def _against_stated(
+        self, forms: Sequence[Form], stated: Sequence[Check]
+    ) -> dict[str, str]:
+        """Why each file form whose typed value fails a check of what the task states of that
+        file (its format, line count, letter case) was sent back, by its `what`. Every time,
+        and never kept as a typed value: for iso_dates, "like 2024-03-14", the 1.5B writer
+        typed '2024-14-03' twice, the check was kept, and no file could pass both it and the
+        format's (mend2_1129)."""
+        if self.runner is None or not stated:
+            return {}
+        found: dict[str, str] = {}
+        for form in forms:
+            if not isinstance(form, FileForm) or form.holds == "json":
+                continue
+            text = _typed_text(form.expected)
+            if text is None:
+                continue
+            for check in stated:
+                if repr(form.file) not in check.code or "getmtime" in check.code:
+                    continue  # another file's, or held to the clock when written
+                probe = await self.runner.probe(check, {form.file: text})
+                if not probe.passed:
+                    found[form.what] = (
+                        f"has expected {form.expected.strip()[:60]!r}, which fails what the "
+                        f"task states of {form.file}: {probe.output or check.what}. Compute "
+                        "the value from the input with Python, or write it as the task says"
+                    )
+                    break
         return found
 
     async def _sift(

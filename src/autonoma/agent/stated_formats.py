@@ -78,8 +78,30 @@ def _named(text: str) -> StatedFormat:
 
 
 def _example(text: str, separator: str) -> StatedFormat:
-    widths = [len(group) for group in text.split(separator)]
-    shape = re.escape(separator).join(rf"\d{{{w}}}" for w in widths)
+    """The format an example shows: the digits of each of its fields, and what each field may
+    hold where the example reads as a date or time in one or two orders of its fields (like
+    2024-03-14 is year-month-day, so '2024-14-03' is not written like it: the 1.5B writer
+    typed that for iso_dates, mend2_1129)."""
+    groups = text.split(separator)
+    widths = [len(group) for group in groups]
+    orders = (
+        [["HH", "mm", "SS"][: len(groups)]]
+        if separator == ":"
+        else [["YYYY", "MM", "DD"]] if widths == [4, 2, 2]
+        else [["DD", "MM", "YYYY"], ["MM", "DD", "YYYY"]] if widths == [2, 2, 4]
+        else []
+    )  # fmt: skip
+    fits = [
+        order
+        for order in orders
+        if all(re.fullmatch(_FIELDS[f], g) for f, g in zip(order, groups, strict=True))
+        and (len(widths) == len(order))
+    ]
+    if not fits or (separator == ":" and widths[0] != 2):
+        shape = re.escape(separator).join(rf"\d{{{w}}}" for w in widths)
+    else:
+        shapes = [re.escape(separator).join(_FIELDS[f] for f in order) for order in fits]
+        shape = shapes[0] if len(shapes) == 1 else "(?:" + "|".join(shapes) + ")"
     return StatedFormat(f"like {text}", shape, separator)
 
 
