@@ -18,7 +18,7 @@ import asyncio
 import hashlib
 import re
 import tempfile
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Container, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -154,6 +154,12 @@ def _texts(workspace: Workspace, names: Sequence[str]) -> dict[str, str]:
         except (OSError, WorkspaceError):
             continue
     return found
+
+
+def stated_checks(task: str, there: Container[str]) -> list[Check]:
+    """Programs of ours for what the task's words state of a new file: its date or time
+    format, its line count, its letter case (`there`: the workspace's files at the start)."""
+    return [*format_checks(task, there), *line_checks(task, there), *case_checks(task, there)]
 
 
 def files_read(form: Form, there: Collection[str]) -> Form:
@@ -431,7 +437,7 @@ class CheckWriter:
         told: set[str] = set()  # values said to be typed by hand, once each
         # what the task's own words hold a file to, by programs of ours (loop_checks adds
         # them to the run's checks): a value typed against them is sent back
-        stated = [*format_checks(task, there), *line_checks(task, there), *case_checks(task, there)]
+        stated = stated_checks(task, there)
         typed: list[Check] = []  # their checks, better than the task judged if no other
         for round_ in range(self.reasks + 1):
             prompt = render(

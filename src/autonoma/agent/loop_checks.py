@@ -8,15 +8,18 @@ import asyncio
 
 from autonoma.agent.acceptance import Acceptance
 from autonoma.agent.check_types import Check, Verdict, task_check
-from autonoma.agent.checks import CheckRunner, CheckWriter, content_print, stored_checks
+from autonoma.agent.checks import (
+    CheckRunner,
+    CheckWriter,
+    content_print,
+    stated_checks,
+    stored_checks,
+)
 from autonoma.agent.completion import unmet_deliverables
 from autonoma.agent.judge import Judge
 from autonoma.agent.judge_worked import inputs_of
 from autonoma.agent.loop_services import LoopServices
 from autonoma.agent.run_state import RunState
-from autonoma.agent.stated_case import case_checks
-from autonoma.agent.stated_formats import format_checks
-from autonoma.agent.stated_lines import line_checks
 from autonoma.agent.task_guards import task_guards
 from autonoma.runtime.events import (
     ApprovalAnswered,
@@ -64,12 +67,7 @@ async def accept_with(loop: LoopServices, state: RunState, *, fresh: bool) -> No
             checks.append(whole)
         if runner is not None:  # the formats and line counts the task states, held by our programs
             there = set(await asyncio.to_thread(workspace.files))
-            stated = [
-                *format_checks(run.goal, there),
-                *line_checks(run.goal, there),
-                *case_checks(run.goal, there),
-            ]
-            checks += [c for c in stated if c not in checks]
+            checks += [c for c in stated_checks(run.goal, there) if c not in checks]
         acceptance = Acceptance(
             checks, runner, Judge(loop.side_model), run.goal, state.identity.goals, workspace
         )
