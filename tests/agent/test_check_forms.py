@@ -628,3 +628,19 @@ async def test_a_typed_value_failing_what_the_task_states_is_never_kept(tmp_path
     lines = "2024-03-14\n2023-12-01\n2025-07-04\n"
     assert (await trial.verdict(written.checks[0], iso__txt=lines))[0]
     assert not (await trial.verdict(written.checks[0], iso__txt="2024-03-14\n"))[0]
+
+
+async def test_rows_given_as_lists_are_lines_of_their_fields(tmp_path: Path) -> None:
+    """people_csv (mend2_1129): the writer typed (['name', 'age'], ['Ana', '31'], ...), and
+    each row was compared as the text "['Ana', '31']", which no CSV holds."""
+    trial = Trial(tmp_path, {"people.txt": "Ana is 31\nBen is 27\n"})
+    rows = FileForm(goal=1, what="people.csv holds the rows", kind="file", file="people.csv",
+                    holds="lines", expected="(['name', 'age'], ['Ana', 31], ['Ben', '27'])")  # fmt: skip
+    check = Check(what=rows.what, code=rows.program())
+    assert (await trial.verdict(check, people__csv="name,age\nAna,31\nBen,27\n"))[0]
+    passed, said = await trial.verdict(check, people__csv="name,age\nAna,is,31\nBen,is,27\n")
+    assert not passed and "got has 'Ana,is,31' where expected has 'Ana,31'" in said
+    spaced = FileForm(goal=1, what="rows.txt holds the rows", kind="file", file="rows.txt",
+                      holds="lines", expected="[['Ana', 31]]")  # fmt: skip
+    check = Check(what=spaced.what, code=spaced.program())
+    assert (await trial.verdict(check, rows__txt="Ana 31\n"))[0]

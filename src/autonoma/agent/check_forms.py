@@ -17,6 +17,7 @@ import ast
 import builtins
 import re
 from collections.abc import Mapping, Sequence
+from pathlib import PurePosixPath
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Discriminator, Field, Tag
@@ -63,7 +64,12 @@ class FileForm(_Form):
                 "keeps the first of each, in order)"
             )
         name = repr(self.file)
-        body = _COMPARE[self.holds].format(file=name, expected=expected, label=_braced(self.file))
+        # a row given as a list is a line of its fields: people_csv's writer typed
+        # (['name', 'age'], ['Ana', '31'], ...), and each row was compared as "['Ana', '31']"
+        sep = {".csv": ",", ".tsv": "\t"}.get(PurePosixPath(self.file).suffix.lower(), " ")
+        body = _COMPARE[self.holds].format(
+            file=name, expected=expected, label=_braced(self.file), sep=repr(sep)
+        )
         return PRELUDE + body
 
     def value_program(self) -> str:
@@ -450,6 +456,8 @@ _COMPARE: dict[str, str] = {
     "lines": (
         "expected = {expected}\n"
         "expected = expected.splitlines() if isinstance(expected, str) else list(expected)\n"
+        "expected = [{sep}.join(map(str, item)) if isinstance(item, (list, tuple)) else item\n"
+        "            for item in expected]\n"
         "expected = [str(item).rstrip() for item in expected]\n"
         "got = [line.rstrip() for line in open({file}, encoding='utf-8').read().splitlines()]\n"
         "assert got == expected, f'{label} holds the lines {{got}}, expected {{expected}}'"
