@@ -223,6 +223,8 @@ def checks_block(checks: Sequence[Check]) -> str:
     the workspace ("three lines, but they are empty") and undid finished work."""
     lines = ["Acceptance checks task_complete runs (written from your goals before the work):"]
     lines += [f"{n}. {check.what}" for n, check in enumerate(checks, 1)]
+    # said here, in the run's fixed head, not in each step's closing, where no cache holds it
+    lines.append("task_complete is refused while one of them fails.")
     return "\n".join(lines)
 
 

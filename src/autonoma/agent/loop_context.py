@@ -193,7 +193,6 @@ def closing(loop: LoopServices, state: RunState, steps: list[StepRecord]) -> str
         files=listing,
         missing=missing,
         misnamed=misnamed(files, texts, found),
-        checks=state.acceptance is not None,
         code=config.actions == "code",
         budget_left=describe_left(config.limits, state.budget.spent),
         repeated=repeat_note(last.n, earlier) if last and earlier else "",
