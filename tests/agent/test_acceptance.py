@@ -619,3 +619,37 @@ async def test_a_failing_value_typed_by_hand_is_set_aside_when_the_task_worked_o
         steps=2, events=events,
     )  # fmt: skip
     assert status == "budget_exhausted" and model.remaining == 0
+
+
+async def test_a_passing_value_typed_by_hand_is_held_failing_when_the_task_worked_out_disagrees(
+    tmp_path: Path,
+) -> None:
+    """code_head_1129, highest_score: the kept check typed cleo where scores.txt gives ben;
+    the program picked cleo's line and the run ended completed on it. A typed check that
+    passes is confirmed by the task worked out again, at the claim or when every check
+    passes; disagreeing, it fails, and stays failing between steps."""
+    typed = {"goal": 1, "what": "sorted.txt holds the names sorted ignoring case",
+             "kind": "file", "file": "sorted.txt", "holds": "lines",
+             "expected": "['Alice', 'carol', 'bob']"}  # fmt: skip
+    events: list[EventRecord] = []
+    run, status, _, store, model = await start(
+        tmp_path,
+        [
+            {"checks": [typed]},
+            {"checks": [typed]},  # typed again: kept as meant, marked typed
+            act("write_file", path="sorted.txt", text=WRONG),  # what the typed check wants
+            WORKED,  # every check passes after the step: the task worked out disagrees
+            act("task_complete", reason="sorted"),  # refused: not worked out again
+            act("write_file", path="sorted.txt", text=RIGHT),  # the typed check fails ...
+            act("task_complete", reason="sorted, really"),  # ... and is set aside
+        ],
+        events=events,
+    )
+    assert status == "completed" and model.remaining == 0
+    steps = store.steps(run.id)
+    assert [s.ok for s in steps] == [True, False, True, True]
+    said = "its value was typed by hand, and sorted.txt is not what the task, worked out again"
+    assert said in (steps[1].observation or "")
+    assert RIGHT not in (steps[1].observation or "")  # the worked-out text is never shown
+    # between steps the dispute stands: the request after the first write says the check fails
+    assert "Acceptance checks now: 1 of 1 fail" in model.requests[4].messages[1].content

@@ -28,6 +28,8 @@ class Acceptance:
     guards: list[Check] = field(default_factory=list)  # by rule: in a verdict only when failing
     # typed checks set aside at a claim, by (what, code): the failure then, and the result
     set_aside: dict[tuple[str, str], tuple[str, CheckResult]] = field(default_factory=dict)
+    # typed checks passing where the task worked out again disagrees, by (what, code)
+    disputed: dict[tuple[str, str], CheckResult] = field(default_factory=dict)
 
     async def verdict(self, *, judge: BudgetSpent | None = None) -> Verdict:
         """The checks on the workspace as it is: the code ones always; the judged ones judged
@@ -49,6 +51,8 @@ class Acceptance:
                 result = next(code)
                 if check.typed and not result.passed:
                     result = await self._contest(result, judge)
+                elif check.typed:
+                    result = await self._confirm(result, judge)
                 results.append(result)
             elif judge is not None:
                 self.judged[index] = await self.judge.judge(
@@ -82,6 +86,29 @@ class Acceptance:
             f"inputs gives what the work left ({failed.output})",
         )
         self.set_aside[key] = (failed.output, result)
+        return result
+
+    async def _confirm(self, passed: CheckResult, spent: BudgetSpent | None) -> CheckResult:
+        """A passing check whose value the writer typed by hand, held failing when the task,
+        worked out again from its inputs, disagrees with what the work left. Its expected
+        value is shown in its failures, and the 1.5B model wrote it: highest_score's kept
+        check typed cleo where scores.txt gives ben, the program picked the line for cleo,
+        and the run ended completed on it (code_head_1129). Asked only with the judge (at
+        the claim, or when every check passes after a step); between, the latest answer
+        stands."""
+        key = (passed.check.what, passed.check.code)
+        if spent is None:
+            return self.disputed.get(key, passed)
+        worked = await self.judge.worked_out(self.task, self.workspace, spent)
+        if worked is None or worked.passed:
+            self.disputed.pop(key, None)
+            return passed
+        result = CheckResult(
+            passed.check,
+            False,
+            f"its value was typed by hand, and {worked.output.removeprefix('judged: ')}",
+        )
+        self.disputed[key] = result
         return result
 
     def _leave_out(self, result: CheckResult) -> None:

@@ -195,6 +195,8 @@ async def done_by_checks(
             return False
         state.judged_no.add(now)
         verdict = await acceptance.verdict(judge=state.spent)
+    elif any(c.typed for c in acceptance.checks):  # a typed value passing is confirmed
+        verdict = await acceptance.verdict(judge=state.spent)
     await loop.emit(state.run.id, ChecksRun(**verdict.to_json()), step.n)
     return verdict.passed
 
