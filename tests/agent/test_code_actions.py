@@ -426,6 +426,9 @@ print(slugify('Hello, World!'))
 """
 
 
+SLUG_GOAL = "Write a Python function slugify(title) in slug.py"
+
+
 async def test_functions_defined_in_a_program_are_saved_as_a_module(tmp_path: Path) -> None:
     """code_1129_rest: slugify_function and palindrome_function never wrote their module. The
     model defined the function five times over, and told to write its source as text, put
@@ -447,6 +450,7 @@ async def test_functions_defined_in_a_program_are_saved_as_a_module(tmp_path: Pa
             program("task_complete('done')"),
         ],
         checks=False,
+        goal=SLUG_GOAL,
     )
     said = [s.observation or "" for s in steps]
     assert "SyntaxError" in said[0]
@@ -471,16 +475,24 @@ async def test_saving_functions_is_approved_as_a_write_and_not_offered_without_o
     save = "def f():\n    return 1\nprint(save_functions('f.py', f))"
     await start(
         tmp_path, [program(save), program("task_complete('done')")],
-        continuous=False, approver=approve, checks=False,
+        continuous=False, approver=approve, checks=False, goal=SLUG_GOAL,
     )  # fmt: skip
     assert [r.risk for r in asked] == [Risk.WRITE]
     assert (tmp_path / "ws" / "f.py").read_text() == "def f():\n    return 1\n"
     read_only = ToolRegistry([t for t in default_tools() if t.risk is Risk.READ])
     (tmp_path / "ro").mkdir()
     _, _, model, _, _ = await start(
-        (tmp_path / "ro"), [program("task_complete('done')")], tools=read_only, checks=False
-    )
+        (tmp_path / "ro"), [program("task_complete('done')")], tools=read_only, checks=False,
+        goal=SLUG_GOAL,
+    )  # fmt: skip
     assert "save_functions" not in model.requests[0].messages[0].content
+    # nor to a task that asks for no Python: json_config saved its settings dict with it
+    (tmp_path / "sort").mkdir()
+    _, _, model, _, _ = await start(
+        (tmp_path / "sort"), [program("task_complete('done')")], checks=False
+    )
+    prompt = model.requests[0].messages[0].content
+    assert "save_functions" not in prompt and "- write_file(path: str, text: str)" in prompt
 
 
 async def test_lines_that_kept_their_breaks_are_joined_with_one(tmp_path: Path) -> None:
@@ -567,3 +579,24 @@ async def test_a_program_writing_an_input_the_task_only_reads_is_refused(tmp_pat
         assert "ToolError: refused: names.txt is an input of the task" in refused
     assert "wrote 3 lines" in said[2]
     assert (tmp_path / "ws" / "names.txt").read_text() == "bob\nAlice\ncarol\n"
+
+
+async def test_common_modules_need_no_import_and_a_failed_write_block_writes_nothing(
+    tmp_path: Path,
+) -> None:
+    """json_config (code_head_1129): `json.dump(config, f)` inside `with open('config.json',
+    'w')` failed with NameError 'json', and the block's exit handed an empty text to
+    write_file: a second error, and, had it been taken, config.json emptied."""
+    failing = "with open('names.txt', 'w') as f:\n    f.write(sorted_names)"
+    steps, _, _, _, _ = await start(
+        tmp_path,
+        [program("print(json.dumps(sorted(re.findall('a', 'banana'))))"), program(failing),
+         program("print(datetime.now())"), program("task_complete('done')")],
+        checks=False,
+    )  # fmt: skip
+    said = [s.observation or "" for s in steps]
+    assert 'printed:\n["a", "a", "a"]' in said[0]
+    assert "NameError: name 'sorted_names' is not defined" in said[1]
+    assert "write_file" not in said[1] and "ToolError" not in said[1]
+    assert (tmp_path / "ws" / "names.txt").read_text() == "bob\nAlice\ncarol\n"
+    assert "note: 'datetime' is a module: import datetime first." in said[2]

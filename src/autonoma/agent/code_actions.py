@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -33,6 +34,9 @@ NOT_IN_PROGRAMS = frozenset(
     {"execute_python", "execute_python_file", "calculator", "read_file", "list_files"}
 )
 HELPERS = """
+# what the 1.5B model uses without importing (json_config: json.dump, NameError, ten steps)
+import csv, json, math, os, re, statistics
+
 
 def read_file(path: str) -> str:
     \"\"\"The text of a workspace file, exactly.\"\"\"
@@ -131,13 +135,20 @@ class _HandedOver(_io_text.StringIO):
     # a workspace file opened for writing: its text goes to write_file (append_file) on close
     def __init__(self, path, append):
         super().__init__()
-        self._path, self._append = path, append
+        self._path, self._append, self._failed = path, append, False
+
+    def __exit__(self, kind, value, trace):
+        # the block failed: its file is not written (it was about to be emptied)
+        self._failed = kind is not None
+        return super().__exit__(kind, value, trace)
 
     def close(self):
         if self.closed:
             return
         text = self.getvalue()
         super().close()
+        if self._failed:
+            return
         name = "append_file" if self._append else "write_file"
         function = globals().get(name)
         if function is None:
@@ -228,6 +239,20 @@ def functions(tools: Sequence[Tool]) -> dict[str, tuple[str, str]]:
     return found
 
 
+_ASKS_FOR_CODE = re.compile(r"\b(functions?|modules?|python|classes|class|def)\b|\.py\b", re.I)
+
+
+def listed(names: dict[str, tuple[str, str]], task: str) -> list[str]:
+    """The prompt's lines for a program's functions. save_functions only where the task asks
+    for Python: listed for "In config.json, set debug to false", it was called with the
+    settings dict to save them, in six of json_config's ten steps (code_head_1129)."""
+    return [
+        line
+        for name, (_, line) in names.items()
+        if name != "save_functions" or _ASKS_FOR_CODE.search(task)
+    ]
+
+
 def named_tools(code: str, names: dict[str, tuple[str, str]]) -> set[str]:
     """The tools a program names (by its function names), as far as its source shows; an
     open() for writing names write_file and append_file, which its file is handed to."""
@@ -268,7 +293,9 @@ def report(result: ProgramResult, limit: int, code: str = "", not_found: str = "
     if box.stderr.strip():
         lines.append("error:\n" + _last_lines(box.stderr, 12))
         missing = _UNDEFINED.findall(box.stderr)
-        if missing:  # the 1.5B model used names its earlier programs set, and made up functions
+        if missing and missing[-1] in sys.stdlib_module_names:
+            lines.append(f"note: {missing[-1]!r} is a module: import {missing[-1]} first.")
+        elif missing:  # the 1.5B model used names its earlier programs set, and made up functions
             lines.append(
                 f"note: {missing[-1]!r} is not defined in this program. Each program starts "
                 "afresh: nothing is kept from earlier ones, so set or read again what it "

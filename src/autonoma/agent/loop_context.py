@@ -9,7 +9,7 @@ from typing import Any
 
 from autonoma.agent.action import action_schema
 from autonoma.agent.checks import checks_block
-from autonoma.agent.code_actions import NOT_IN_PROGRAMS, functions, program_schema
+from autonoma.agent.code_actions import NOT_IN_PROGRAMS, functions, listed, program_schema
 from autonoma.agent.completion import misnamed, unmet_deliverables
 from autonoma.agent.hindsight import worst_to_best
 from autonoma.agent.in_view import in_view, readable, with_readable
@@ -123,7 +123,7 @@ def system_prompt(loop: LoopServices, state: RunState) -> str:
         identity=state.identity,
         task=state.run.goal,
         tools=state.offered,
-        functions=[line for _, line in functions(in_programs(state)).values()] if code else [],
+        functions=listed(functions(in_programs(state)), state.run.goal) if code else [],
         approval=not loop.config.continuous,
         code=code,
         outside=state.outside_from is not None,
