@@ -600,3 +600,20 @@ async def test_common_modules_need_no_import_and_a_failed_write_block_writes_not
     assert "write_file" not in said[1] and "ToolError" not in said[1]
     assert (tmp_path / "ws" / "names.txt").read_text() == "bob\nAlice\ncarol\n"
     assert "note: 'datetime' is a module: import datetime first." in said[2]
+
+
+async def test_lines_written_through_a_set_get_a_note_on_order(tmp_path: Path) -> None:
+    """dedupe_lines (code_head_1129): `list(set(lines))` for "keeping the first occurrence
+    and the original order", eight of ten steps; the checks said only "another order"."""
+    through_set = (
+        "lines = open('names.txt').read().splitlines()\nwrite_file('u.txt', '\\n'.join(set(lines)))"
+    )
+    kept = "lines = open('names.txt').read().splitlines()\nwrite_file('u.txt', '\\n'.join(dict.fromkeys(lines)))"
+    steps, _, _, _, _ = await start(
+        tmp_path,
+        [program(through_set), program(kept), program("task_complete('done')")],
+        checks=False,
+    )
+    said = [s.observation or "" for s in steps]
+    assert "note: a set has no order" in said[0] and "list(dict.fromkeys(lines))" in said[0]
+    assert "a set has no order" not in said[1]

@@ -183,6 +183,7 @@ _NOT_A_NUMBER = re.compile(
 )
 _SOURCE_IN_QUOTES = re.compile(r"""(?:['"]|\\n)\s*(?:def|class) \w+\s*[(:]""")
 _NEWLINE_JOIN = re.compile(r"""(['"])\\n\1\.join\(""")
+_SET_OF = re.compile(r"(?<![\w.])set\(\s*\w")  # set(lines), not set() nor a method's .set(
 CALL_LINES = 8  # tool calls listed in a step's result, at most
 
 
@@ -330,6 +331,11 @@ def report(result: ProgramResult, limit: int, code: str = "", not_found: str = "
             f"note: every second line of {doubled} is blank: lines from readlines() keep "
             "their line break, so '\\n'.join(lines) doubles it. Read lines with "
             "open(name).read().splitlines(), which drops the breaks, then join them with '\\n'."
+        )
+    if _SET_OF.search(code) and any(c.name == "write_file" and c.result.ok for c in result.calls):
+        lines.append(  # dedupe_lines: list(set(lines)) for "keeping the original order", 8 steps
+            "note: a set has no order, so lines that went through set() come out in any "
+            "order; list(dict.fromkeys(lines)) drops repeats and keeps the first of each in order."
         )
     unsaved = defined_only_here(code, result)
     if unsaved:  # in the everyday suite, 3 of 5 function goals ended so: defined, never saved
