@@ -425,8 +425,7 @@ async def test_with_no_other_check_the_last_values_typed_by_hand_are_kept_not_th
     runner = CheckRunner(trial.sandbox, Workspace(trial.ws), trial.start)
     title = {"goal": 1, "what": "title.txt holds the first line in capitals", "kind": "file",
              "file": "title.txt", "holds": "text"}  # fmt: skip
-    broken = {"goal": 1, "what": "w", "kind": "function", "module": "os", "function": "path.exists",
-              "calls": [{"args": "'title.txt'", "returns": "True"}]}  # fmt: skip
+    broken = {"goal": 1, "what": "w", "kind": "code", "code": "assert os.path.exists("}
     answers = [[title | {"expected": "'Shopping list'"}],
                [title | {"expected": "'SHOPPING LIST'"}], [broken]]  # fmt: skip
     task = "Read the file called notes and write its first line, in capital letters, to title.txt."

@@ -513,9 +513,10 @@ async def test_a_code_check_sent_back_cannot_come_back_judged(
     assert "a program can decide it" in model.requests[2].messages[0].content
     # a form that could not even be made into a program counts as written as code: the time
     # in Tokyo, sent back as a function form, came back judged and the judge passed a guess
+    # (a function form cannot be written for it now: the same with an expression not Python)
     what = "tokyo.txt holds the time in Tokyo now"
-    unmade = {"goal": 1, "what": what, "kind": "function", "module": "t.py", "function": "f",
-              "calls": [{"args": "%H:%M", "returns": "'09:00'"}]}  # fmt: skip
+    unmade = {"goal": 1, "what": what, "kind": "file", "file": "tokyo.txt", "holds": "text",
+              "expected": "datetime.now(ZoneInfo('Asia/Tokyo').strftime('%H:%M')"}  # fmt: skip
     timed = code(what, "import os\nassert os.path.exists('tokyo.txt'), 'no tokyo.txt'")
     model = ScriptedModel(
         [{"checks": [unmade]}, {"checks": [{"goal": 1, "what": what, "kind": "judged"}]},
@@ -524,7 +525,7 @@ async def test_a_code_check_sent_back_cannot_come_back_judged(
     written = await CheckWriter(model, runner, judge=Judge(model)).write(
         "Write the time in Tokyo to tokyo.txt", ["Write tokyo.txt"], workspace, SPENT()
     )
-    assert "which are not Python" in written.discarded[0]
+    assert "which is not one Python expression" in written.discarded[0]
     assert "a program can decide it" in written.discarded[1]
 
 
@@ -634,3 +635,24 @@ def test_differences_between_lines_are_named(
     from autonoma.agent.check_harness import _gap
 
     assert said in _gap(got, expected, "got", "expected")
+
+
+async def test_a_function_form_can_be_written_only_where_the_task_asks_for_python(
+    runner: CheckRunner, workspace: Workspace
+) -> None:
+    """order_value (code_head_1129): the writer chose a function form for "Write the total
+    value ... to value.txt" three rounds running; the run fell back to the task judged, and
+    the judge's own arithmetic refused the right total. Under the grammar it cannot now."""
+    import json
+
+    plain = ScriptedModel([{"checks": [SORTED.model_dump()]}])
+    await CheckWriter(plain, runner).write(
+        "Sort names.txt ignoring case into sorted.txt", ["Write sorted.txt"], workspace, SPENT()
+    )
+    python = ScriptedModel([{"checks": [SORTED.model_dump()]}])
+    await CheckWriter(python, runner).write(
+        "Write a function in sort.py that sorts names.txt ignoring case into sorted.txt",
+        ["Write sort.py"], workspace, SPENT(),
+    )  # fmt: skip
+    assert "FunctionForm" not in json.dumps(plain.requests[0].schema)
+    assert "FunctionForm" in json.dumps(python.requests[0].schema)

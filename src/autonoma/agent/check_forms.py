@@ -356,6 +356,16 @@ Form = Annotated[
     | Annotated[JudgedForm, Tag("judged")],
     Discriminator(_kind),
 ]
+# the forms where the task asks for no Python function: under a grammar the writer cannot
+# choose a function form (order_value's writer wrote one three rounds running, and the run
+# fell back to the task judged, which refused the right total)
+FormNoFunction = Annotated[
+    Annotated[FileForm, Tag("file")]
+    | Annotated[GoneForm, Tag("gone")]
+    | Annotated[CodeForm, Tag("code")]
+    | Annotated[JudgedForm, Tag("judged")],
+    Discriminator(_kind),
+]
 CODE_FORMS = ("file", "function", "gone", "code")
 
 

@@ -32,6 +32,7 @@ from autonoma.agent.check_forms import (
     FileForm,
     Form,
     FormError,
+    FormNoFunction,
     FunctionForm,
     adds_input_text,
     at_odds,
@@ -75,6 +76,10 @@ MEANINGFUL_FAILURES = ("AssertionError", "FileNotFoundError", "ModuleNotFoundErr
 
 class _Written(BaseModel):
     checks: list[Form] = Field(min_length=1, max_length=6)
+
+
+class _WrittenNoFunction(BaseModel):
+    checks: list[FormNoFunction] = Field(min_length=1, max_length=6)
 
 
 def made_checks(
@@ -454,7 +459,7 @@ class CheckWriter:
             try:
                 response = await self.model.request(
                     [{"role": "user", "content": prompt}],
-                    output=_Written,
+                    output=_Written if _asks_for_a_module([task, *goals]) else _WrittenNoFunction,
                     max_tokens=900,
                     # hotter when re-asked: at 0.2 the 1.5B writer, told its check failed
                     # with NotADirectoryError on names.txt, wrote the same check three times
