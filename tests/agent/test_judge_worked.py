@@ -204,3 +204,21 @@ async def test_a_file_the_judge_makes_up_is_set_aside(tmp_path: Path) -> None:
         tmp_path / "d", task, {"todo.txt": "buy milk\nwalk\n"}, {"notes.md": "walk\n"}, [worked]
     )
     assert not passed and "notes.md is not what the task" in said
+
+
+async def test_a_number_written_either_way_is_the_same_number(tmp_path: Path) -> None:
+    """order_value: the program wrote 46.0 where the judge worked out 46 (a right total); a
+    wrong total still fails."""
+    task = "orders.csv has a quantity and a price column. Write the total value to value.txt."
+    orders = {"orders.csv": "item,quantity,price\npen,3,2\nbag,1,40\n"}
+    worked = {"files": [{"name": "value.txt", "text": "46"}]}
+    for written, right in (
+        ("46.0\n", True),
+        ("46\n", True),
+        ("45.0\n", False),
+        ("46 EUR\n", False),
+    ):
+        passed, said, _ = await judged(
+            tmp_path / written.strip(), task, orders, {"value.txt": written}, [worked]
+        )
+        assert passed is right, (written, said)

@@ -131,7 +131,7 @@ def compared(
         got = now[name]
         if got is None:
             return CheckResult(check, False, f"{name} does not exist, and the task writes it")
-        if _plain(got) != _plain(expected):
+        if not _same(_plain(got), _plain(expected)):
             return CheckResult(check, False, _differs(name, got, expected))
     return CheckResult(
         check,
@@ -151,6 +151,21 @@ def _changes(before_text: str, worked: str, now: str | None, in_place: bool) -> 
     return in_place and _plain(worked) != before
 
 
+def _same(got: list[str], expected: list[str]) -> bool:
+    """Lines alike, a number written either way (46, 46.0) alike: the judge worked
+    order_value's total out as 46 where the program wrote 46.0."""
+    return len(got) == len(expected) and all(
+        a == b or _number(a) == _number(b) is not None for a, b in zip(got, expected, strict=True)
+    )
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text.strip())
+    except ValueError:
+        return None
+
+
 def _plain(text: str) -> list[str]:
     """A text's lines as compared: what ends a line and blank lines at either end set aside."""
     return [line.rstrip() for line in text.strip("\n").splitlines()]
@@ -159,7 +174,10 @@ def _plain(text: str) -> list[str]:
 def _differs(name: str, got: str, expected: str) -> str:
     """Where the file parts from the worked-out text, without giving that text away."""
     have, want = _plain(got), _plain(expected)
-    first = next((n for n, (a, b) in enumerate(zip(have, want, strict=False), 1) if a != b), None)
+    first = next(
+        (n for n, (a, b) in enumerate(zip(have, want, strict=False), 1) if not _same([a], [b])),
+        None,
+    )
     where = f"from its line {first} on" if first else "in how many lines it has"
     return (
         f"judged: {name} is not what the task, worked out again from its inputs, gives: it "
