@@ -637,6 +637,7 @@ async def test_a_passing_value_typed_by_hand_is_held_failing_when_the_task_worke
         [
             {"checks": [typed]},
             {"checks": [typed]},  # typed again: kept as meant, marked typed
+            act("write_file", path="sorted.txt", text="bob\n"),  # fails: expected value shown
             act("write_file", path="sorted.txt", text=WRONG),  # what the typed check wants
             WORKED,  # every check passes after the step: the task worked out disagrees
             act("task_complete", reason="sorted"),  # refused: not worked out again
@@ -647,9 +648,17 @@ async def test_a_passing_value_typed_by_hand_is_held_failing_when_the_task_worke
     )
     assert status == "completed" and model.remaining == 0
     steps = store.steps(run.id)
-    assert [s.ok for s in steps] == [True, False, True, True]
+    assert [s.ok for s in steps] == [True, True, False, True, True]
     said = "its value was typed by hand, and sorted.txt is not what the task, worked out again"
-    assert said in (steps[1].observation or "")
-    assert RIGHT not in (steps[1].observation or "")  # the worked-out text is never shown
-    # between steps the dispute stands: the request after the first write says the check fails
-    assert "Acceptance checks now: 1 of 1 fail" in model.requests[4].messages[1].content
+    assert said in (steps[2].observation or "")
+    assert RIGHT not in (steps[2].observation or "")  # the worked-out text is never shown
+    # between steps the dispute stands: the request after the second write says it fails
+    assert "Acceptance checks now: 1 of 1 fail" in model.requests[5].messages[1].content
+    # a typed value met without its failure shown is two answers reached apart: it stands
+    _, status, _, _, model = await start(
+        tmp_path / "met",
+        [{"checks": [typed]}, {"checks": [typed]},
+         act("write_file", path="sorted.txt", text=WRONG)],  # the judge is never asked
+        events=[],
+    )  # fmt: skip
+    assert status == "completed" and model.remaining == 0

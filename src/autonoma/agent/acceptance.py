@@ -30,6 +30,8 @@ class Acceptance:
     set_aside: dict[tuple[str, str], tuple[str, CheckResult]] = field(default_factory=dict)
     # typed checks passing where the task worked out again disagrees, by (what, code)
     disputed: dict[tuple[str, str], CheckResult] = field(default_factory=dict)
+    # typed checks that have failed, their expected value in the failure the model read
+    shown: set[tuple[str, str]] = field(default_factory=set)
 
     async def verdict(self, *, judge: BudgetSpent | None = None) -> Verdict:
         """The checks on the workspace as it is: the code ones always; the judged ones judged
@@ -50,8 +52,9 @@ class Acceptance:
             if check.kind == "code":
                 result = next(code)
                 if check.typed and not result.passed:
+                    self.shown.add((check.what, check.code))
                     result = await self._contest(result, judge)
-                elif check.typed:
+                elif check.typed and (check.what, check.code) in self.shown:
                     result = await self._confirm(result, judge)
                 results.append(result)
             elif judge is not None:
@@ -89,13 +92,15 @@ class Acceptance:
         return result
 
     async def _confirm(self, passed: CheckResult, spent: BudgetSpent | None) -> CheckResult:
-        """A passing check whose value the writer typed by hand, held failing when the task,
-        worked out again from its inputs, disagrees with what the work left. Its expected
-        value is shown in its failures, and the 1.5B model wrote it: highest_score's kept
-        check typed cleo where scores.txt gives ben, the program picked the line for cleo,
-        and the run ended completed on it (code_head_1129). Asked only with the judge (at
-        the claim, or when every check passes after a step); between, the latest answer
-        stands."""
+        """A passing check whose value the writer typed by hand and whose failure, its
+        expected value in it, the model has read: held failing when the task, worked out
+        again from its inputs, disagrees with what the work left. highest_score's kept check
+        typed cleo where scores.txt gives ben; shown "expected 'cleo'", the program picked
+        the line for cleo, and the run ended completed on it (code_head_1129). A typed value
+        the work met without being shown it is two answers reached apart, and stands (the
+        1.5B judge, working a task out, passes right work one time in two). Asked only with
+        the judge (at the claim, or when every check passes after a step); between, the
+        latest answer stands."""
         key = (passed.check.what, passed.check.code)
         if spent is None:
             return self.disputed.get(key, passed)
