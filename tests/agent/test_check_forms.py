@@ -643,3 +643,33 @@ async def test_rows_given_as_lists_are_lines_of_their_fields(tmp_path: Path) -> 
                       holds="lines", expected="[['Ana', 31]]")  # fmt: skip
     check = Check(what=spaced.what, code=spaced.program())
     assert (await trial.verdict(check, rows__txt="Ana 31\n"))[0]
+
+
+async def test_the_max_of_texts_is_sent_back_unless_alphabetical_order_is_asked(
+    tmp_path: Path,
+) -> None:
+    """hottest_city (code_head_1129): `max(row['city'] for row in ...)` is Oslo, the last
+    name alphabetically, not the city of the highest temperature."""
+    trial = Trial(tmp_path, {"temps.csv": "city,temp\nOslo,12\nCairo,35\n"})
+    runner = CheckRunner(trial.sandbox, Workspace(trial.ws), trial.start)
+    form = {"goal": 1, "what": "hottest.txt holds the hottest city", "kind": "file",
+            "file": "hottest.txt", "holds": "text"}  # fmt: skip
+    by_name = form | {"expected": "max(row['city'] for row in csv.DictReader(open('temps.csv')))"}
+    by_temp = form | {"expected": "max(csv.DictReader(open('temps.csv')), "
+                                  "key=lambda r: float(r['temp']))['city']"}  # fmt: skip
+    task = "temps.csv gives a temperature for each city. Write the hottest city to hottest.txt."
+    model = ScriptedModel([{"checks": [by_name]}, {"checks": [by_temp]}])
+    written = await CheckWriter(model, runner).write(
+        task, ["Write hottest.txt"], Workspace(trial.ws), BudgetSpent()
+    )
+    assert len(written.checks) == 1 and "key=lambda" in written.checks[0].code
+    assert (
+        "takes max() of texts ('Oslo', first or last in alphabetical order)"
+        in (written.discarded[0])
+    )
+    alphabetical = "Write the city of temps.csv that comes last alphabetically to last.txt."
+    last = by_name | {"file": "last.txt", "what": "last.txt holds the last city"}
+    written = await CheckWriter(ScriptedModel([{"checks": [last]}]), runner).write(
+        alphabetical, ["Write last.txt"], Workspace(trial.ws), BudgetSpent()
+    )
+    assert len(written.checks) == 1 and not written.discarded

@@ -208,6 +208,45 @@ def made_up(form: FileForm, texts: Sequence[str], inputs: Sequence[str]) -> str:
     )
 
 
+def extreme_of_text(form: FileForm, value: str, said: Sequence[str] = ()) -> str:
+    """Why a file form's expected value, the max() or min() of texts with no key= (the
+    alphabetically last or first), was sent back, or "". For "Write the name of the hottest
+    city alone to hottest.txt" the 1.5B writer computed `max(row['city'] for row in ...)`,
+    Oslo, not the city of the highest temperature (code_head_1129)."""
+    try:
+        tree = ast.parse(mend_json_slips(form.expected.strip()), mode="eval")
+    except SyntaxError:
+        return ""
+    calls = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ("max", "min")
+        and not any(k.arg == "key" for k in node.keywords)
+    ]
+    text = value.strip()
+    if not calls or not re.search(r"[^\W\d_]", text) or _is_number(text):
+        return ""
+    if re.search(r"alphabet|lexicograph", " ".join(said), re.IGNORECASE):
+        return ""  # the first or last name in alphabetical order is what is asked
+    name = calls[0].func.id  # type: ignore[attr-defined]
+    return (
+        f"takes {name}() of texts ({text[:40]!r}, first or last in alphabetical order), not of "
+        f"numbers: to pick the row with the {'largest' if name == 'max' else 'smallest'} "
+        f"number, give {name}() the rows and a key, as in {name}(rows, key=lambda r: "
+        "float(r['temp']))['city']"
+    )
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def leaves_out_inputs(form: FileForm, texts: Sequence[str], inputs: Sequence[str]) -> str:
     """Why a file form's expected value, computed from some of the input files a sentence
     names beside the form's file, leaves out others that sentence names, or "". For "Join the

@@ -36,6 +36,7 @@ from autonoma.agent.check_forms import (
     FunctionForm,
     adds_input_text,
     at_odds,
+    extreme_of_text,
     leaves_out_inputs,
     made_up,
     points_elsewhere,
@@ -541,6 +542,8 @@ class CheckWriter:
                 continue  # made_checks says why
             value = await self.runner.printed(program)
             why = points_elsewhere(form, value or "", sorted(there))
+            if not why and value is not None:
+                why = extreme_of_text(form, value, said)
             if not why and value and not _literal(form.expected):
                 why = computes_recased(_printed_value(value), said, held or {})
             if why:
