@@ -422,7 +422,8 @@ async def test_an_empty_text_is_one_short_line_not_a_validation_dump(ctx: ToolCo
     not exist" and wrote the empty file three more times."""
     result = await write_file.run(ctx, {"path": "total.txt", "text": ""})
     assert result.output == (
-        "error: invalid arguments for write_file: text: String should have at least 1 character"
+        "error: invalid arguments for write_file: text: it is empty; give the whole text in "
+        "this same call (work it out first)"
     )
 
 
@@ -449,7 +450,7 @@ async def test_write_file_needs_the_content_in_the_same_command(
 ) -> None:
     assert write_file.args_model.model_json_schema()["properties"]["text"]["minLength"] == 1
     result = await write_file.run(ctx, {"path": "a.txt", "text": ""})
-    assert not result.ok and "at least 1 character" in result.output
+    assert not result.ok and "text: it is empty; give the whole text" in result.output
     assert not (ws.root / "a.txt").exists()
 
 

@@ -290,9 +290,14 @@ def tool(
 
 def _problems_of(err: ValidationError) -> str:
     """Each problem on one short line, without pydantic's model name and web address: a small
-    model reads "text: String should have at least 1 character", not a page of dump."""
+    model reads one line per problem (an empty text said plainly), not a page of dump."""
     lines = []
     for problem in err.errors(include_url=False)[:5]:
         where = ".".join(str(part) for part in problem["loc"]) or "arguments"
-        lines.append(f"{where}: {problem['msg']}")
+        said = problem["msg"]
+        if problem["type"] == "string_too_short" and problem.get("ctx", {}).get("min_length") == 1:
+            # the 1.5B model wrote an empty hottest.txt "first" three times, told only the
+            # rule's words; an empty text is asked for in the same call as the content
+            said = "it is empty; give the whole text in this same call (work it out first)"
+        lines.append(f"{where}: {said}")
     return "; ".join(lines)
