@@ -355,7 +355,7 @@ def at_odds(forms: Sequence[_Form]) -> dict[int, str]:
     at its second step and spent the other eight on checks no file could pass."""
     whole: dict[str, list[tuple[int, FileForm, object]]] = {}
     for index, form in enumerate(forms):
-        if isinstance(form, FileForm) and (value := _typed_value(form.expected)) is not None:
+        if isinstance(form, FileForm) and (value := typed_value(form.expected)) is not None:
             whole.setdefault(form.file, []).append((index, form, value))
     odds = {}
     for file, said in whole.items():
@@ -371,7 +371,7 @@ def at_odds(forms: Sequence[_Form]) -> dict[int, str]:
     return odds
 
 
-def _typed_value(expected: str) -> object:
+def typed_value(expected: str) -> object:
     """The value an expected expression types out (a literal, or plain words), else None."""
     source = mend_json_slips(expected.strip())
     try:

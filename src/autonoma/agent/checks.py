@@ -41,6 +41,7 @@ from autonoma.agent.check_forms import (
     made_up,
     points_elsewhere,
     typed_by_hand,
+    typed_value,
 )
 from autonoma.agent.check_types import Check, CheckKind, CheckResult
 from autonoma.agent.completion import deliverables, input_files, named_files
@@ -180,21 +181,10 @@ def files_read(form: Form, there: Collection[str]) -> Form:
 def _typed_text(expected: str) -> str | None:
     """A file's text as a typed value gives it (a list's items one a line), or None when the
     value is computed."""
-    try:
-        value = ast.literal_eval(mend_json_slips(expected.strip()))
-    except (ValueError, SyntaxError, RecursionError, MemoryError):
-        return None
+    value = typed_value(expected)
     if isinstance(value, list | tuple):
         return "".join(f"{item}\n" for item in value)
     return f"{value}\n" if isinstance(value, str | int | float) else None
-
-
-def _literal(source: str) -> bool:
-    try:
-        ast.literal_eval(source.strip())
-    except (ValueError, SyntaxError, RecursionError, MemoryError):
-        return False
-    return True
 
 
 def _printed_value(printed: str) -> object:
@@ -544,7 +534,7 @@ class CheckWriter:
             why = points_elsewhere(form, value or "", sorted(there))
             if not why and value is not None:
                 why = extreme_of_text(form, value, said)
-            if not why and value and not _literal(form.expected):
+            if not why and value and typed_value(form.expected) is None:
                 why = computes_recased(_printed_value(value), said, held or {})
             if why:
                 found[form.what] = why
