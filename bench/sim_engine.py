@@ -49,6 +49,8 @@ def answers(messages: list[Message], request: CompletionRequest) -> dict[str, An
         return {"ratings": [3] * schema["properties"]["ratings"]["minItems"]}
     if wanted == "00:00":  # the hours, each under its label
         return dict(zip(HOUR_LABELS, HOURS, strict=True))
+    if wanted == "decision":
+        return {"decision": "continue", "reaction": "", "minutes": 5}
     return {
         "plan": {"plan": ["wake up at 7:00 am", "breakfast", "work", "dinner", "sleep"]},
         "actions": {

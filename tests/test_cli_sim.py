@@ -87,6 +87,8 @@ def townsfolk(body: dict[str, Any]) -> dict[str, Any]:
     wanted = next(iter(schema["properties"]))
     if wanted == "00:00":  # the hours, each under its label
         return {"content": json.dumps(dict(zip(HOUR_LABELS, HOURS, strict=True)))}
+    if wanted == "decision":  # what one sees: nothing to react to
+        return {"content": json.dumps({"decision": "continue", "reaction": "", "minutes": 5})}
     answers: dict[str, Any] = {
         "plan": ["wake up at 7:00 am", "breakfast at 7:00 am", "read at 8:00 am",
                  "dinner at 6:00 pm", "sleep at 10:00 pm"],

@@ -70,9 +70,16 @@ class Reflector:
         return self.stream.importance_since_reflection(agent) >= self.settings.threshold
 
     async def reflect(
-        self, agent: str, spent: BudgetSpent, *, run_id: str | None = None
+        self,
+        agent: str,
+        spent: BudgetSpent,
+        *,
+        run_id: str | None = None,
+        now: float | None = None,
     ) -> ReflectionOutcome:
-        """Questions from the recent records, then insights with evidence for each."""
+        """Questions from the recent records, then insights with evidence for each. `now` is
+        the stream's clock where it is not the wall's (a sim's game time): recency is
+        counted to it and the insights are stored at it."""
         outcome = ReflectionOutcome()
         recent = self._fitting(self.stream.latest(agent, self.settings.recent), keep_last=True)
         if not recent:
@@ -90,7 +97,9 @@ class Reflector:
         outcome.questions = [q.strip() for q in answer["questions"] if q.strip()]
         new: list[NewRecord] = []
         for question in outcome.questions:
-            found = await self.stream.retrieve(question, self.settings.evidence, agent=agent)
+            found = await self.stream.retrieve(
+                question, self.settings.evidence, agent=agent, now=now
+            )
             evidence = self._fitting([r.record for r in found])
             if not evidence:
                 continue
@@ -119,6 +128,7 @@ class Reflector:
                             run_id=run_id,
                             evidence=cited,
                             outside=outside,
+                            created_at=now,
                         )
                     )
         if new:

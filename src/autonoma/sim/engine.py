@@ -1,23 +1,27 @@
 """A step of the town: each persona sees what is around it, remembers what it perceived,
-keeps its day's plan (planned when the day is new, a block broken into actions as it begins,
-a place chosen as an action begins) and takes one step towards where its action happens.
-Every persona's model calls of a step go out at once; calls whose answer could not change are
-not made (a sleeping persona perceives and plans nothing, an action under way is not
-re-planned, an event already rated is not rated again). Reacting, talking and reflecting come
-next (docs/sim.md)."""
+reflects when what it stored since it last did weighs enough, keeps its day's plan (planned
+when the day is new, a block broken into actions as it begins, a place chosen as an action
+begins), decides whether to react to what it newly perceived (or talk with whom it saw), and
+takes one step towards where its action happens. Every persona's model calls of a step go
+out at once, then the conversations begun in it; calls whose answer could not change are not
+made (a sleeping persona perceives and plans nothing, an action under way is not re-planned,
+an event already rated is not rated again, an event seen before is not reacted to again)."""
 
 from __future__ import annotations
 
 import asyncio
 from dataclasses import replace
 from datetime import datetime
+from typing import Any
 
 from autonoma.llm import Model
+from autonoma.memory.reflection import Reflector
 from autonoma.runtime.budget import BudgetSpent
-from autonoma.sim.memory import TownMemory
+from autonoma.sim.dialogue import conclude, converse, speaking_minutes
+from autonoma.sim.memory import TownMemory, game_seconds, rated
 from autonoma.sim.paths import path_between
 from autonoma.sim.perceive import VISION, Event, by_arena, perceive, town_events
-from autonoma.sim.persona import Persona
+from autonoma.sim.persona import Persona, Talk
 from autonoma.sim.plan import (
     choose_place,
     decompose,
@@ -25,7 +29,9 @@ from autonoma.sim.plan import (
     plan_day,
     schedule_hours,
 )
-from autonoma.sim.schedule import Action, Schedule
+from autonoma.sim.react import REACT, TALK, Reaction, attended, awake, decide, may_talk, replan
+from autonoma.sim.schedule import PLANNED, REACTION, Action, Schedule
+from autonoma.sim.schedule import TALK as TALKING
 from autonoma.sim.store import Sim
 from autonoma.sim.world import Tile
 
@@ -39,29 +45,56 @@ class Town:
         self.model = model
         self.memory = memory
         self.spent = spent
+        self.happened: list[tuple[str, dict[str, Any]]] = []  # reactions, talks, reflections
         self._walks: dict[str, tuple[str, list[Tile]]] = {}  # a persona's place and path there
         self._looked: dict[str, Tile] = {}  # where each persona last looked around
+        self._by_name = {p.name: p for p in sim.personas}
+        self._reflectors = {
+            p.name: Reflector(model, memory.stream, memory.raters[p.name], rated(p))
+            for p in sim.personas
+        }
 
     async def begin(self) -> None:
         """Each persona's seed memories, stored once, at the sim's start."""
         when = self.sim.clock.at(0)
         await asyncio.gather(*(self.memory.seed(p, when, self.spent) for p in self.sim.personas))
 
+    def drain(self) -> list[tuple[str, dict[str, Any]]]:
+        """What happened since the last drain, for the store's events: reactions, talks,
+        reflections."""
+        happened, self.happened = self.happened, []
+        return happened
+
     async def step(self) -> None:
-        """Take the sim from its step n to n + 1: think at step n's game time, then move."""
+        """Take the sim from its step n to n + 1: think at step n's game time, talk, then
+        move."""
         now = self.sim.clock.at(self.sim.step)
-        events = by_arena(self.sim.world, town_events(self.sim.world, self.sim.personas))
-        await asyncio.gather(*(self._think(p, now, events) for p in self.sim.personas))
-        for persona in self.sim.personas:  # in turn, so two never step onto one tile
+        personas = self.sim.personas
+        events = by_arena(self.sim.world, town_events(self.sim.world, personas))
+        wishes = await asyncio.gather(*(self._think(p, now, events) for p in personas))
+        pairs: list[tuple[Persona, Persona]] = []
+        busy: set[str] = set()
+        for persona, wish in zip(personas, wishes, strict=True):
+            if wish is None:
+                continue
+            other = self._by_name[wish.event.subject]
+            if {persona.name, other.name} & busy or not may_talk(persona, other, now):
+                continue  # the other was taken by a conversation begun first
+            busy |= {persona.name, other.name}
+            pairs.append((persona, other))
+        await asyncio.gather(*(self._talk(a, b, now) for a, b in pairs))
+        for persona in personas:  # in turn, so two never step onto one tile
             self.walk(persona)
         self.sim.step += 1
 
     async def _think(
         self, persona: Persona, now: datetime, events: dict[tuple[str, str], list[Event]]
-    ) -> None:
+    ) -> Reaction | None:
+        """Perceive, remember, reflect, plan and decide about what was seen; a wish to talk
+        is returned, to be begun once every persona has thought."""
         world = self.sim.world
-        awake = not _asleep(persona)
-        if awake:
+        seen: list[Event] = []
+        if awake(persona):
             if self._looked.get(persona.name) != persona.tile:  # nothing new from where it was
                 persona.spatial.see(world, persona.tile, VISION)
                 self._looked[persona.name] = persona.tile
@@ -70,7 +103,63 @@ class Town:
             seen = perceive(world, persona, near, latest=self.memory.latest(persona))
             if seen:
                 await self.memory.observe(persona, seen, now, self.spent)
+                await self._reflect(persona, now)
         await self._plan(persona, now)
+        if not seen or not awake(persona) or _occupied(persona):
+            return None
+        event = attended(seen, self._by_name)
+        if event is None:
+            return None
+        other = self._by_name.get(event.subject)
+        can_talk = other is not None and may_talk(persona, other, now)
+        reaction = await decide(
+            self.model, self.memory, world, persona, event, now, self.spent, can_talk=can_talk
+        )
+        if reaction.decision == TALK:
+            return reaction
+        if reaction.decision == REACT:
+            place = await choose_place(self.model, world, persona, reaction.action, self.spent)
+            action = Action(0, reaction.minutes, reaction.action, place, REACTION)
+            await replan(self.model, persona, now, self.spent, action)
+            self._happened(
+                "reaction", persona=persona.name, to=event.description,
+                action=reaction.action, minutes=reaction.minutes, place=place,
+            )  # fmt: skip
+        return None
+
+    async def _reflect(self, persona: Persona, now: datetime) -> None:
+        """The paper's reflection, when the importance stored since the last one passes the
+        threshold: insights pointing at their evidence, in game time."""
+        reflector = self._reflectors[persona.name]
+        if self.memory.importance_since_reflection(persona) < reflector.settings.threshold:
+            return
+        outcome = await reflector.reflect(persona.name, self.spent, now=game_seconds(now))
+        self.memory.reflected(persona)
+        insights = [r.text for r in outcome.reflections]
+        self._happened(
+            "reflection", persona=persona.name, questions=outcome.questions, insights=insights
+        )
+
+    async def _talk(self, first: Persona, second: Persona, now: datetime) -> None:
+        """A conversation `first` begins with `second`; both remember it and what they took
+        from it, and talk as long as saying it takes, their blocks planned again after."""
+        world = self.sim.world
+        lines = await converse(self.model, self.memory, world, first, second, now, self.spent)
+        minutes = speaking_minutes(lines)
+
+        async def settle(persona: Persona, other: Persona) -> None:
+            about = await conclude(self.model, self.memory, persona, other, lines, now, self.spent)
+            last = {**persona.talk.last, other.name: now.isoformat()}
+            persona.talk = Talk(other.name, list(lines), last)
+            action = Action(0, minutes, f"talking with {other.name} about {about}", "", TALKING)
+            await replan(self.model, persona, now, self.spent, action)
+
+        await asyncio.gather(settle(first, second), settle(second, first))
+        between, said = [first.name, second.name], [list(line) for line in lines]
+        self._happened("talk", between=between, minutes=minutes, lines=said)
+
+    def _happened(self, kind: str, **data: Any) -> None:
+        self.happened.append((kind, data))
 
     async def _plan(self, persona: Persona, now: datetime) -> None:
         schedule = persona.schedule
@@ -94,6 +183,8 @@ class Town:
         action = schedule.action_at(minute)
         if action is None or _same(action, schedule.action):
             return
+        if persona.talk.partner:  # the conversation is over
+            persona.talk = Talk(last=persona.talk.last)
         if schedule.blocks[block].asleep:
             place = persona.home  # no call: one sleeps at home
         else:
@@ -136,6 +227,8 @@ def _same(action: Action, current: Action | None) -> bool:
     )
 
 
-def _asleep(persona: Persona) -> bool:
-    schedule = persona.schedule
-    return 0 <= schedule.block < len(schedule.blocks) and schedule.blocks[schedule.block].asleep
+def _occupied(persona: Persona) -> bool:
+    """Reacting or talking already, or with no block to re-plan: nothing to decide now."""
+    action = persona.schedule.action
+    no_block = persona.schedule.block < 0
+    return no_block or persona.talk.partner != "" or (action is not None and action.kind != PLANNED)

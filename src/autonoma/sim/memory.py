@@ -29,15 +29,16 @@ def game_seconds(when: datetime) -> float:
     return when.replace(tzinfo=UTC).timestamp()
 
 
+def rated(persona: Persona) -> Rated:
+    """The persona as memory's prompts describe it: its own description and a person's day's
+    examples of mundane and poignant."""
+    spec = persona.spec
+    return Rated(persona.name, f"{spec.innate}. {spec.currently}", MUNDANE, POIGNANT)
+
+
 def town_raters(model: Model, personas: Sequence[Persona]) -> dict[str, ImportanceRater]:
-    """Each persona's importance rater: the paper's poignancy prompt with the persona's own
-    description and a person's day's examples of mundane and poignant."""
-    return {
-        p.name: ModelRater(
-            model, Rated(p.name, f"{p.spec.innate}. {p.spec.currently}", MUNDANE, POIGNANT)
-        )
-        for p in personas
-    }
+    """Each persona's importance rater: the paper's poignancy prompt about that persona."""
+    return {p.name: ModelRater(model, rated(p)) for p in personas}
 
 
 class TownMemory:
@@ -49,6 +50,7 @@ class TownMemory:
         self.raters = raters
         self._rated: dict[tuple[str, str], int] = {}  # (persona, text): importance given
         self._latest: dict[str, deque[str]] = {}  # a persona's newest observations, kept
+        self._since: dict[str, int] = {}  # importance stored since the persona last reflected
 
     async def seed(self, persona: Persona, when: datetime, spent: BudgetSpent) -> None:
         """The persona's seed memories, as its own thoughts at the start (once)."""
@@ -81,8 +83,24 @@ class TownMemory:
         self, persona: Persona, text: str, when: datetime, spent: BudgetSpent
     ) -> MemoryRecord:
         """A thought of the persona's own (the paper's inner voice, a conclusion drawn)."""
-        (record,) = await self._store(persona, [text], "thought", when, spent)
+        return await self.remember(persona, text, "thought", when, spent)
+
+    async def remember(
+        self, persona: Persona, text: str, kind: Kind, when: datetime, spent: BudgetSpent
+    ) -> MemoryRecord:
+        """One memory of the persona's (a conversation, a thought), rated."""
+        (record,) = await self._store(persona, [text], kind, when, spent)
         return record
+
+    def importance_since_reflection(self, persona: Persona) -> int:
+        """What the paper compares with its reflection threshold, kept as memories are
+        stored (read from the stream once), so asking costs no query a step."""
+        if persona.name not in self._since:
+            self._since[persona.name] = self.stream.importance_since_reflection(persona.name)
+        return self._since[persona.name]
+
+    def reflected(self, persona: Persona) -> None:
+        self._since[persona.name] = 0
 
     async def retrieve(
         self, persona: Persona, query: str, when: datetime, k: int = 10
@@ -113,6 +131,8 @@ class TownMemory:
         rated = [
             r.model_copy(update={"importance": self._importance(persona, r.text)}) for r in records
         ]
+        since = self.importance_since_reflection(persona)
+        self._since[persona.name] = since + sum(r.importance for r in rated)
         return await self.stream.add_many(rated)
 
     def _importance(self, persona: Persona, text: str) -> int:

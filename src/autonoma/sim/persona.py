@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
@@ -57,6 +57,31 @@ class PersonaSpec(BaseModel):
 
 
 @dataclass
+class Talk:
+    """Whom the persona is talking with and what the two have said (while they talk), and
+    when it last finished a conversation with each other persona (game time, ISO): the
+    cool-down that keeps a pair from talking again at once."""
+
+    partner: str = ""
+    lines: list[tuple[str, str]] = field(default_factory=list)  # (speaker, utterance)
+    last: dict[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "partner": self.partner,
+            "lines": [list(line) for line in self.lines],
+            "last": dict(self.last),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any] | None) -> Talk:
+        if not data:
+            return cls()
+        lines = [(str(who), str(said)) for who, said in data["lines"]]
+        return cls(data["partner"], lines, dict(data["last"]))
+
+
+@dataclass
 class Persona:
     """A persona placed in a world: its spec, where it stands, what it knows of the town,
     what it is doing."""
@@ -67,6 +92,7 @@ class Persona:
     spatial: SpatialMemory = field(default_factory=SpatialMemory)
     action: str = "idle"  # what it is doing, in words: "brewing coffee"
     schedule: Schedule = field(default_factory=Schedule)  # its day as planned so far
+    talk: Talk = field(default_factory=Talk)
 
     @property
     def name(self) -> str:

@@ -50,7 +50,7 @@ async def plan_day(
     """The day in 5 to 8 broad items, each with the time it begins."""
     prompt = persona_prompt("day_plan.j2", persona, day, yesterday=yesterday)
     schema = _object("plan", _texts(5, 8, 120))
-    data = await _asked(model, prompt, spent, schema, max_tokens=400, who=persona.name)
+    data = await asked(model, prompt, spent, schema, max_tokens=400, who=persona.name)
     return [" ".join(item.split()) for item in data["plan"]]
 
 
@@ -69,7 +69,7 @@ async def schedule_hours(
         "required": list(HOUR_LABELS),
         "additionalProperties": False,
     }
-    data = await _asked(model, prompt, spent, schema, max_tokens=900, who=persona.name)
+    data = await asked(model, prompt, spent, schema, max_tokens=900, who=persona.name)
     return merge_hours([" ".join(data[label].split()).rstrip(".") for label in HOUR_LABELS])
 
 
@@ -111,7 +111,7 @@ async def decompose(
     }
     most = max(1, min(12, block.minutes // 5))
     schema = _object("actions", {"type": "array", "items": item, "minItems": 1, "maxItems": most})
-    data = await _asked(model, prompt, spent, schema, max_tokens=60 * most, who=persona.name)
+    data = await asked(model, prompt, spent, schema, max_tokens=60 * most, who=persona.name)
     return fill(block, [(" ".join(a["action"].split()), a["minutes"]) for a in data["actions"]])
 
 
@@ -170,7 +170,7 @@ async def choose_place(
         places=places,
     )
     schema = _object("place", {"type": "string", "enum": places})
-    data = await _asked(model, prompt, spent, schema, max_tokens=60, who=persona.name)
+    data = await asked(model, prompt, spent, schema, max_tokens=60, who=persona.name)
     return str(data["place"])
 
 
@@ -182,7 +182,7 @@ def minute_of_day(when: datetime) -> int:
     return int((when - day_start(when)) / timedelta(minutes=1))
 
 
-async def _asked(
+async def asked(
     model: Model,
     prompt: str,
     spent: BudgetSpent,
@@ -190,10 +190,13 @@ async def _asked(
     *,
     max_tokens: int,
     who: str,
+    what: str = "plan",
 ) -> dict[str, Any]:
+    """The answer's data, constrained to `schema`; PlanFailed naming whose `what` it was
+    when it cannot be used after the model layer's re-asks."""
     answer = await ask(model, prompt, spent, output=schema, max_tokens=max_tokens)
     if not isinstance(answer, ModelResponse):
-        raise PlanFailed(f"{who}'s plan: the model's answer could not be used ({answer})")
+        raise PlanFailed(f"{who}'s {what}: the model's answer could not be used ({answer})")
     data: dict[str, Any] = answer.data
     return data
 

@@ -50,6 +50,8 @@ async def run_sim(
                     sim.world.set_state(data["object"], data["state"])
             await town.step()
             store.save(sim)
+            for kind, data in town.drain():  # reactions, talks, reflections of the step
+                store.save(sim, kind, data)
             if on_step is not None:
                 on_step(sim, spent)
     finally:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 SLEEPING = "sleeping"
+PLANNED, REACTION, TALK = "planned", "reaction", "talk"
 
 
 @dataclass(frozen=True)
@@ -29,12 +30,14 @@ class Block:
 
 @dataclass(frozen=True)
 class Action:
-    """One 5-to-15-minute action of a block, and the place it happens once chosen."""
+    """One 5-to-15-minute action of a block, and the place it happens once chosen; a
+    reaction to what the persona perceived, or a conversation, is an action of its own kind."""
 
     start: int
     minutes: int
     description: str
     place: str = ""
+    kind: str = PLANNED  # PLANNED, REACTION or TALK
 
     @property
     def end(self) -> int:
@@ -96,4 +99,5 @@ def _action_json(action: Action) -> dict[str, Any]:
         "minutes": action.minutes,
         "description": action.description,
         "place": action.place,
+        "kind": action.kind,
     }

@@ -17,7 +17,7 @@ from autonoma.errors import AutonomaError
 from autonoma.runtime.sqlite import Database
 from autonoma.runtime.store import default_home
 from autonoma.sim.clock import GameClock
-from autonoma.sim.persona import Persona, PersonaSpec
+from autonoma.sim.persona import Persona, PersonaSpec, Talk
 from autonoma.sim.schedule import Schedule
 from autonoma.sim.spatial import SpatialMemory
 from autonoma.sim.world import World, WorldSpec
@@ -97,6 +97,7 @@ class Sim:
             parts[f"{p.name}\tplace"] = json.dumps({"tile": list(p.tile), "action": p.action})
             parts[f"{p.name}\tspatial"] = json.dumps(p.spatial.to_json())
             parts[f"{p.name}\tschedule"] = json.dumps(p.schedule.to_json())
+            parts[f"{p.name}\ttalk"] = json.dumps(p.talk.to_json())
         return parts
 
     def state(self) -> dict[str, Any]:
@@ -107,6 +108,7 @@ class Sim:
                     "spatial": p.spatial.to_json(),
                     "action": p.action,
                     "schedule": p.schedule.to_json(),
+                    "talk": p.talk.to_json(),
                 }
                 for p in self.personas
             },
@@ -198,8 +200,9 @@ class SimStore:
             place = parts[f"{spec.name}\tplace"]
             spatial = SpatialMemory.from_json(parts[f"{spec.name}\tspatial"])
             schedule = Schedule.from_json(parts[f"{spec.name}\tschedule"])
+            talk = Talk.from_json(parts.get(f"{spec.name}\ttalk"))  # none before talking came
             tile = (place["tile"][0], place["tile"][1])
-            personas.append(Persona(spec, home, tile, spatial, place["action"], schedule))
+            personas.append(Persona(spec, home, tile, spatial, place["action"], schedule, talk))
         sim = Sim(record, world, personas, at)
         if at == record.step:  # what a save from here compares with
             self._saved[record.id] = sim.parts()

@@ -1,0 +1,146 @@
+"""Reacting to what a persona perceives, as the paper does: of the events it newly perceived,
+the one it attends to (another persona doing something before an object's state, the nearest
+first), and the question "Should X react to the observation, and if so, what would be an
+appropriate reaction?", answered from two retrievals: what X remembers of the observed
+entity (their relationship) and of what it is doing (its status). The answer goes on with
+the plan, reacts (an action of its own for some minutes, the rest of the block planned
+again), or starts a conversation with the persona observed (sim/dialogue.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from autonoma.llm import Model
+from autonoma.runtime.budget import BudgetSpent
+from autonoma.sim.memory import TownMemory
+from autonoma.sim.perceive import Event
+from autonoma.sim.persona import Persona
+from autonoma.sim.plan import asked, decompose, minute_of_day
+from autonoma.sim.schedule import SLEEPING, Action, Block
+from autonoma.sim.world import SEPARATOR, World
+from autonoma.templating import render
+
+CONTINUE, REACT, TALK = "continue", "react", "talk"
+RECALLED = 5  # memories each of the two retrievals gives
+COOL_DOWN = timedelta(hours=2)  # before the same two talk again (game time)
+
+
+@dataclass(frozen=True)
+class Reaction:
+    decision: str  # CONTINUE, REACT or TALK
+    action: str  # what the persona does instead ("" to continue)
+    minutes: int
+    event: Event
+
+
+def attended(seen: list[Event], personas: Mapping[str, Persona]) -> Event | None:
+    """The event worth deciding about among those newly perceived (nearest first): a persona
+    awake and doing something before an object not idle; none if all are at rest."""
+    people = [e for e in seen if e.subject in personas and not _resting(e.object)]
+    things = [e for e in seen if e.subject not in personas and e.object != "idle"]
+    return next(iter(people or things), None)
+
+
+def _resting(action: str) -> bool:
+    return action == "idle" or action.lower().startswith(SLEEPING)
+
+
+def awake(persona: Persona) -> bool:
+    schedule = persona.schedule
+    block = schedule.block
+    return not (0 <= block < len(schedule.blocks) and schedule.blocks[block].asleep)
+
+
+def may_talk(persona: Persona, other: Persona, now: datetime) -> bool:
+    """Both awake, neither talking already, and not talked together within the cool-down."""
+    if persona.talk.partner or other.talk.partner or not (awake(persona) and awake(other)):
+        return False
+    for one, two in ((persona, other), (other, persona)):
+        last = one.talk.last.get(two.name)
+        if last is not None and now - datetime.fromisoformat(last) < COOL_DOWN:
+            return False
+    return True
+
+
+def subject_name(event: Event) -> str:
+    """Who or what the event is about, as a person says it: a name, or an object's own name."""
+    return event.subject.rsplit(SEPARATOR, 1)[-1]
+
+
+async def decide(
+    model: Model,
+    memory: TownMemory,
+    world: World,
+    persona: Persona,
+    event: Event,
+    now: datetime,
+    spent: BudgetSpent,
+    *,
+    can_talk: bool,
+) -> Reaction:
+    """Whether `persona` reacts to `event`, and how; `can_talk` offers a conversation with
+    the persona the event is about."""
+    subject = subject_name(event)
+    about = await memory.retrieve(persona, subject, now, k=RECALLED)
+    status = await memory.retrieve(persona, event.description, now, k=RECALLED)
+    recalled = [r.record.text for r in about]
+    status_texts = [r.record.text for r in status if r.record.text not in recalled]
+    options = [CONTINUE, REACT] + ([TALK] if can_talk else [])
+    prompt = render(
+        "autonoma.sim",
+        "react.j2",
+        identity=persona.spec.identity(),
+        who=persona.name,
+        now=f"{now:%A %B} {now.day}, {now:%H:%M}",
+        here=world.place_at(persona.tile).address or "the street",
+        doing=persona.action,
+        subject=subject,
+        about=recalled,
+        status=status_texts,
+        observation=event.description,
+        can_talk=can_talk,
+    )
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": {
+            "decision": {"type": "string", "enum": options},
+            "reaction": {"type": "string", "maxLength": 80},
+            "minutes": {"type": "integer", "minimum": 5, "maximum": 30},
+        },
+        "required": ["decision", "reaction", "minutes"],
+    }
+    data = await asked(
+        model, prompt, spent, schema, max_tokens=80, who=persona.name, what="reaction"
+    )
+    decision, action = str(data["decision"]), " ".join(str(data["reaction"]).split())
+    if decision == REACT and not action:
+        decision = CONTINUE  # a reaction with nothing to do is no reaction
+    if decision == TALK:
+        action = f"talking with {subject}"
+    return Reaction(decision, action if decision != CONTINUE else "", int(data["minutes"]), event)
+
+
+async def replan(
+    model: Model,
+    persona: Persona,
+    now: datetime,
+    spent: BudgetSpent,
+    action: Action,
+) -> None:
+    """`action` (a reaction or a conversation, beginning now) takes the place of what the
+    persona was doing, and the rest of the current block is broken into actions again from
+    where it ends (the paper's re-plan after a reaction)."""
+    schedule = persona.schedule
+    block = schedule.blocks[schedule.block]
+    start = minute_of_day(now)
+    end = min(block.end, start + action.minutes)
+    began = Action(start, end - start, action.description, action.place, action.kind)
+    rest = Block(end, block.end - end, block.activity)
+    later = await decompose(model, persona, rest, now, spent) if rest.minutes > 0 else []
+    earlier = [a for a in schedule.actions if a.end <= start]
+    schedule.actions = [*earlier, began, *later]
+    schedule.action = began
+    persona.action = began.description
