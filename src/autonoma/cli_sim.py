@@ -321,6 +321,55 @@ def sim_whisper(
                    f"(importance {importance})"))  # fmt: skip
 
 
+@sim_app.command("serve")
+def sim_serve(
+    sim: str = typer.Argument(..., help="the sim's name or id"),
+    host: str = typer.Option("127.0.0.1", "--host", help="the address to listen on"),
+    port: int = typer.Option(8000, "--port", help="the port to listen on"),
+    model: ModelOption = DEFAULT_MODEL,
+    embedder: EmbedderOption = "auto",
+) -> None:
+    """The town's viewer in the browser: the map and its personas, live while the sim runs,
+    every stored step to scrub through, each persona's plan, memories and reflections, and
+    interviews (the model is opened at the first)."""
+    import uvicorn
+
+    from autonoma.server.app import create_app
+
+    store = SimStore.open_default()
+    shown = store.load(sim).record.name
+    chosen, _ = choose_embedder(embedder)
+    opened: list[Model] = []
+    opening = asyncio.Lock()
+
+    async def interviewer(at: Sim, persona: str, question: str) -> str:
+        async with opening:
+            if not opened:
+                opened.append(load_model(model))
+        llm, person, spent = opened[0], at.persona(persona), BudgetSpent()
+        stream = MemoryStream(store.memory_path(at.record), chosen)
+        try:
+            memory = TownMemory(stream, town_raters(llm, at.personas))
+            await memory.seed(person, at.clock.at(0), spent)  # if the sim never ran
+            now = at.clock.at(at.step)
+            answer = await interview(llm, memory, at.world, person, question, now, spent)
+        finally:
+            stream.close()
+        store.save(at, "interview", {
+            "persona": person.name, "question": question, "answer": answer,
+            "tokens": spent.tokens, "from": "viewer",
+        })  # fmt: skip
+        return answer
+
+    async def closing() -> None:
+        for llm in opened:
+            await llm.aclose()
+
+    app = create_app(store, interviewer, closing)
+    out.print(Text(f"the town's viewer: http://{host}:{port}/sims/{shown} (Ctrl-C stops it)"))
+    uvicorn.run(app, host=host, port=port, log_level="warning")
+
+
 @asynccontextmanager
 async def _mind(
     store: SimStore, sim: Sim, model: str, embedder: str

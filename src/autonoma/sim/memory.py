@@ -6,14 +6,16 @@ it)."""
 
 from __future__ import annotations
 
+import sqlite3
 from collections import deque
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 
 from autonoma.llm import Model
 from autonoma.memory.importance import ImportanceRater, ModelRater
 from autonoma.memory.importance import Persona as Rated
-from autonoma.memory.records import Kind, MemoryRecord, NewRecord, Retrieved
+from autonoma.memory.records import Kind, MemoryRecord, NewRecord, Retrieved, record_from_row
 from autonoma.memory.stream import MemoryStream
 from autonoma.runtime.budget import BudgetSpent
 from autonoma.sim.perceive import RETENTION, Event
@@ -141,3 +143,25 @@ class TownMemory:
 
 def _idle(text: str) -> bool:
     return text.endswith(" is idle")
+
+
+def stored_memories(
+    path: Path, persona: str, limit: int, kinds: Sequence[Kind] | None = None
+) -> list[MemoryRecord]:
+    """A persona's newest memories (of these kinds), newest first, read straight from the
+    sim's memory file (no embedder needed: for the viewer and `show`); none if it has none."""
+    if not path.exists():
+        return []
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    db.row_factory = sqlite3.Row
+    try:
+        where, params = "agent = ?", [persona]
+        if kinds:
+            where += f" AND kind IN ({', '.join('?' for _ in kinds)})"
+            params += list(kinds)
+        rows = db.execute(
+            f"SELECT * FROM records WHERE {where} ORDER BY id DESC LIMIT ?", (*params, limit)
+        ).fetchall()
+        return [record_from_row(row) for row in rows]
+    finally:
+        db.close()

@@ -1,0 +1,1 @@
+"""autonoma's web server (FastAPI): the town's viewer today (docs/sim.md)."""
