@@ -177,3 +177,38 @@ def test_a_persona_is_whispered_to_and_interviewed_from_its_memories(
     assert "no persona 'Klaus'" in one_line_error(
         cli(home, "sim", "interview", "willow", "Klaus", "Hello?", *model)
     )
+
+
+def test_a_sim_is_evaluated_by_the_papers_interviews_with_its_ablation(
+    home: Path, server: FakeOpenAI
+) -> None:
+    def answering(body: dict[str, Any]) -> dict[str, Any]:
+        schema = body["response_format"]["json_schema"]["schema"]
+        if "answer" not in schema["properties"]:
+            return townsfolk(body)
+        prompt = body["messages"][-1]["content"]
+        said = "I am 44 and I live with John." if "Mei Lin" in prompt else "I am not sure."
+        return {"content": json.dumps({"answer": said})}
+
+    server.responder = answering
+    cli(home, "sim", "new", "small_town", "--name", "willow", "--start", "2023-02-13 07:00")
+    model = ["--model", spec(server), "--embedder", "lexical"]
+    assert cli(home, "sim", "run", "willow", "--steps", "6", *model, "-q").returncode == 0
+    done = cli(home, "sim", "evaluate", "willow", "--persona", "Mei Lin", "--ablation", *model,
+               "--json", timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert list(result["accuracy"]) == [
+        "full", "no reflection", "no reflection, no planning",
+        "no observation, no reflection, no planning",
+    ]  # fmt: skip
+    assert len(result["evaluations"]) == 4
+    assert all(len(e["answers"]) == 25 for e in result["evaluations"])
+    right, checked = result["accuracy"]["full"]["self-knowledge"]
+    assert checked == 4 and right >= 2  # her age and whom she lives with
+    table = cli(home, "sim", "evaluate", "willow", "--persona", "Mei Lin", *model)
+    assert "self-knowledge" in table.stdout and "reflections" in table.stdout
+    assert "answers are not checked by rule" in " ".join(table.stdout.split())
+    assert "no persona 'Klaus'" in one_line_error(
+        cli(home, "sim", "evaluate", "willow", "--persona", "Klaus", *model)
+    )

@@ -28,8 +28,16 @@ from autonoma.llm import Model
 from autonoma.memory.stream import MemoryStream
 from autonoma.runtime.budget import BudgetSpent
 from autonoma.sim.clock import DEFAULT_START, GameClock
+from autonoma.sim.evaluate import (
+    CATEGORIES,
+    CONDITIONS,
+    FULL,
+    Evaluation,
+    accuracy_of,
+    evaluate,
+)
 from autonoma.sim.interview import interview, whisper
-from autonoma.sim.memory import TownMemory, town_raters
+from autonoma.sim.memory import TownMemory, stored_memories, town_raters
 from autonoma.sim.persona import load_personas, shipped_personas
 from autonoma.sim.runner import SimRun, run_sim
 from autonoma.sim.store import Sim, SimStore
@@ -319,6 +327,72 @@ def sim_whisper(
     store.save(loaded, "whisper", {"persona": person.name, "statement": statement})
     out.print(Text(f"{person.name} now thinks: {' '.join(statement.split())} "
                    f"(importance {importance})"))  # fmt: skip
+
+
+@sim_app.command("evaluate")
+def sim_evaluate(
+    sim: str = typer.Argument(..., help="the sim's name or id"),
+    personas: list[str] = typer.Option(
+        [], "--persona", help="whom to interview (repeatable; default: everyone)"
+    ),
+    ablation: bool = typer.Option(
+        False, "--ablation", help="also answer with less memory, as the paper's ablation does"
+    ),
+    model: ModelOption = DEFAULT_MODEL,
+    embedder: EmbedderOption = "auto",
+    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+) -> None:
+    """The paper's interviews: 25 questions in five categories a persona, answered in
+    character, checked by rule where the sim holds the answer; accuracy per category."""
+    store = SimStore.open_default()
+    loaded = store.load(sim)
+    chosen = [loaded.persona(name) for name in personas] or loaded.personas
+    conditions = CONDITIONS if ablation else (FULL,)
+    path = store.memory_path(loaded.record)
+
+    async def go() -> tuple[list[Evaluation], BudgetSpent]:
+        spent, done = BudgetSpent(), []
+        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
+        async with _mind(store, loaded, model, embedder) as (llm, memory):
+            with Progress(*columns, console=err, transient=True) as bar:
+                task = bar.add_task("interviews", total=len(chosen) * len(conditions))
+                for person in chosen:
+                    await memory.seed(person, loaded.clock.at(0), spent)  # if it never ran
+                    texts = [r.text for r in stored_memories(path, person.name, 5000)]
+                    for condition in conditions:
+                        bar.update(task, description=f"{person.name}, {condition}")
+                        done.append(await evaluate(
+                            llm, memory, loaded, person, condition, texts, spent
+                        ))  # fmt: skip
+                        bar.advance(task)
+        return done, spent
+
+    evaluations, spent = asyncio.run(go())
+    for done in evaluations:
+        store.save(loaded, "evaluation", done.to_json() | {"step": loaded.step})
+    totals = {c: accuracy_of([e for e in evaluations if e.condition == c]) for c in conditions}
+    if as_json:
+        print(json.dumps({
+            "sim": loaded.record.name, "step": loaded.step, "tokens": spent.tokens,
+            "accuracy": {c: {k: list(v) for k, v in t.items()} for c, t in totals.items()},
+            "evaluations": [e.to_json() for e in evaluations],
+        }, indent=2))  # fmt: skip
+        return
+    table = Table(title=f"{loaded.record.name} at {loaded.clock.describe(loaded.step)}: "
+                  "right / checked")  # fmt: skip
+    table.add_column("category")
+    for condition in conditions:
+        table.add_column(condition)
+    for category in CATEGORIES:
+        cells = []
+        for condition in conditions:
+            right, checked = totals[condition][category]
+            cells.append(f"{right}/{checked}" + (f" ({right / checked:.0%})" if checked else ""))
+        table.add_row(category, *cells)
+    out.print(table)
+    unchecked = sum(a.right is None for e in evaluations for a in e.answers)
+    out.print(Text(f"{unchecked} answers are not checked by rule (stored with the sim: "
+                   f"sim show {loaded.record.name} --json); {spent.tokens:,} tokens"))  # fmt: skip
 
 
 @sim_app.command("serve")

@@ -170,7 +170,7 @@ class Town:
             blocks = await schedule_hours(self.model, persona, plan, now, self.spent)
             schedule = persona.schedule = Schedule(today, plan, blocks)
             said = f"{persona.name}'s plan for {now:%A %B} {now.day}: {'; '.join(plan)}"
-            await self.memory.think(persona, said, now, self.spent)
+            await self.memory.remember(persona, said, "plan", now, self.spent)
         minute = minute_of_day(now)
         block = schedule.block_at(minute)
         if block != schedule.block:

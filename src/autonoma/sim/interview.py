@@ -4,13 +4,14 @@ a statement stored as the persona's own thought. Neither moves the game clock.""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 
 from autonoma.errors import ConfigError, ModelError
 from autonoma.llm import Model
 from autonoma.llm.types import ModelResponse
 from autonoma.memory.asking import ask
-from autonoma.memory.records import MemoryRecord
+from autonoma.memory.records import Kind, MemoryRecord
 from autonoma.runtime.budget import BudgetSpent
 from autonoma.sim.memory import TownMemory
 from autonoma.sim.persona import Persona
@@ -18,6 +19,15 @@ from autonoma.sim.world import World
 from autonoma.templating import render
 
 RECALLED = 10  # memories an answer draws on
+
+
+@dataclass(frozen=True)
+class Recall:
+    """Which memories an answer may draw on: of these kinds (None: all), stored up to this
+    game time (None: any)."""
+
+    kinds: tuple[Kind, ...] | None = None
+    until: datetime | None = None
 
 
 async def interview(
@@ -28,12 +38,18 @@ async def interview(
     question: str,
     now: datetime,
     spent: BudgetSpent,
+    *,
+    recall: Recall | None = None,
 ) -> str:
-    """The persona's answer to `question`, from its identity and the memories it retrieves."""
+    """The persona's answer to `question`, from its identity and the memories it retrieves
+    (only those `recall` allows: the paper's ablations)."""
     asked = " ".join(question.split())
     if not asked:
         raise ConfigError("the question is empty")
-    found = await memory.retrieve(persona, asked, now, k=RECALLED)
+    recall = recall or Recall()
+    found = await memory.retrieve(
+        persona, asked, now, k=RECALLED, kinds=recall.kinds, until=recall.until
+    )
     prompt = render(
         "autonoma.sim",
         "interview.j2",

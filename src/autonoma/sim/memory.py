@@ -105,11 +105,26 @@ class TownMemory:
         self._since[persona.name] = 0
 
     async def retrieve(
-        self, persona: Persona, query: str, when: datetime, k: int = 10
+        self,
+        persona: Persona,
+        query: str,
+        when: datetime,
+        k: int = 10,
+        *,
+        kinds: Sequence[Kind] | None = None,
+        until: datetime | None = None,
     ) -> list[Retrieved]:
         """The persona's k memories best by recency (in game hours), importance and
-        relevance to `query`; their last use set to `when`."""
-        return await self.stream.retrieve(query, k, agent=persona.name, now=game_seconds(when))
+        relevance to `query` (of these kinds, stored up to `until`); their last use set to
+        `when`."""
+        return await self.stream.retrieve(
+            query,
+            k,
+            agent=persona.name,
+            kinds=kinds,
+            until=None if until is None else game_seconds(until),
+            now=game_seconds(when),
+        )
 
     async def _store(
         self,
