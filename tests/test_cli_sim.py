@@ -212,3 +212,64 @@ def test_a_sim_is_evaluated_by_the_papers_interviews_with_its_ablation(
     assert "no persona 'Klaus'" in one_line_error(
         cli(home, "sim", "evaluate", "willow", "--persona", "Klaus", *model)
     )
+
+
+def test_a_scenario_is_whispered_at_the_start_and_its_spread_measured(
+    home: Path, server: FakeOpenAI, tmp_path: Path
+) -> None:
+    scenario = tmp_path / "club.yaml"
+    scenario.write_text(yaml.safe_dump({
+        "name": "book club",
+        "whispers": [{"persona": "mei lin",
+                      "statement": "Mei Lin is starting a book club at Hobbs Cafe"}],
+        "facts": [{"name": "club", "question": "Do you know of a book club?",
+                   "knows": ["book club"]}],
+        "events": [{"name": "breakfast", "place": "Lin family house",
+                    "starts": "day 1 07:00", "ends": "day 1 07:01"}],
+    }))  # fmt: skip
+
+    def answering(body: dict[str, Any]) -> dict[str, Any]:
+        schema = body["response_format"]["json_schema"]["schema"]
+        if "answer" not in schema["properties"]:
+            return townsfolk(body)
+        recalled = [ln for ln in body["messages"][-1]["content"].splitlines() if ln[:2] == "- "]
+        knows = any("book club" in line for line in recalled)
+        said = "Yes, Mei's book club at Hobbs Cafe." if knows else "I don't know of any."
+        return {"content": json.dumps({"answer": said})}
+
+    server.responder = answering
+    made = cli(home, "sim", "new", "small_town", "--name", "willow", "--start", "2023-02-13 07:00",
+               "--scenario", str(scenario))  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    model = ["--model", spec(server), "--embedder", "lexical"]
+    assert cli(home, "sim", "run", "willow", "--steps", "12", *model, "-q").returncode == 0
+    measured = cli(home, "sim", "measure", "willow", *model, "--json", timeout=300)
+    assert measured.returncode == 0, measured.stderr
+    figures = json.loads(measured.stdout)
+    [club] = figures["facts"]
+    assert club["knew_at_start"] == ["Mei Lin"] and club["knows_now"] == ["Mei Lin"]
+    assert club["share_at_start"] == round(1 / 3, 3)
+    assert 0 < figures["density"]["start"] <= figures["density"]["now"] <= 1
+    [breakfast] = figures["events"]
+    assert breakfast["reached"] and breakfast["came"] == ["John Lin", "Mei Lin"]
+    said = cli(home, "sim", "measure", "willow", *model).stdout
+    assert "knows of the club: 33% at the start, 33% now (Mei Lin)" in " ".join(said.split())
+
+    bad = tmp_path / "bad.yaml"
+    for content, expected in [
+        ({"name": "x", "whispers": [{"persona": "Klaus", "statement": "hi"}]},
+         "no persona 'Klaus' in this town"),
+        ({"name": "x", "events": [{"name": "e", "place": "Moon", "starts": "day 1 08:00",
+                                   "ends": "day 1 09:00"}]}, "event 'e': no place 'Moon'"),
+        ({"name": "x", "events": [{"name": "e", "place": "Hobbs Cafe", "starts": "day 1 09:00",
+                                   "ends": "day 1 08:00"}]}, "event 'e' ends first"),
+        ({"name": "x", "colour": "red"}, "colour"),
+    ]:  # fmt: skip
+        bad.write_text(yaml.safe_dump(content))
+        error = one_line_error(cli(home, "sim", "new", "small_town", "--scenario", str(bad)))
+        assert expected in error, error
+    assert "no scenario 'nope'" in one_line_error(
+        cli(home, "sim", "new", "small_town", "--scenario", "nope")
+    )
+    cli(home, "sim", "new", "small_town", "--name", "plain")
+    assert "made without --scenario" in one_line_error(cli(home, "sim", "measure", "plain", *model))

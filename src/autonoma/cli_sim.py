@@ -12,7 +12,7 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -37,9 +37,16 @@ from autonoma.sim.evaluate import (
     evaluate,
 )
 from autonoma.sim.interview import interview, whisper
+from autonoma.sim.measure import measure
 from autonoma.sim.memory import TownMemory, stored_memories, town_raters
 from autonoma.sim.persona import load_personas, shipped_personas
 from autonoma.sim.runner import SimRun, run_sim
+from autonoma.sim.scenario import (
+    SHIPPED_SCENARIOS,
+    ScenarioSpec,
+    check_scenario,
+    load_scenario,
+)
 from autonoma.sim.store import Sim, SimStore
 from autonoma.sim.world import SEPARATOR, SHIPPED, World, load_world, shipped_world
 
@@ -71,6 +78,9 @@ def sim_new(
     step_seconds: int = typer.Option(
         10, "--step-seconds", min=1, max=3600, help="game seconds a step"
     ),
+    scenario: str | None = typer.Option(
+        None, "--scenario", help=f"seed it: {', '.join(SHIPPED_SCENARIOS)} or a scenario file"
+    ),
 ) -> None:
     """Make a sim: the town at step 0, each persona at home."""
     town, shipped = _world(world)
@@ -80,8 +90,13 @@ def sim_new(
     clock = GameClock(GameClock().parse(start), step_seconds)
     slug = re.sub(r"[^a-z0-9]+", "-", town.name.lower()).strip("-")
     chosen = name or f"{slug}-{time.strftime('%m%d-%H%M%S')}"
+    seeded = load_scenario(scenario) if scenario else None
+    if seeded is not None:
+        check_scenario(seeded, town, people, clock)
     store = SimStore.open_default()
     sim = store.create(chosen, town, people, clock)
+    if seeded is not None:  # its whispers are told as the sim first runs
+        store.save(sim, "scenario", seeded.model_dump())
     out.print(
         Text(
             f"sim {sim.record.name}: {town.name}, {len(people)} personas, "
@@ -393,6 +408,51 @@ def sim_evaluate(
     unchecked = sum(a.right is None for e in evaluations for a in e.answers)
     out.print(Text(f"{unchecked} answers are not checked by rule (stored with the sim: "
                    f"sim show {loaded.record.name} --json); {spent.tokens:,} tokens"))  # fmt: skip
+
+
+@sim_app.command("measure")
+def sim_measure(
+    sim: str = typer.Argument(..., help="the sim's name or id"),
+    model: ModelOption = DEFAULT_MODEL,
+    embedder: EmbedderOption = "auto",
+    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+) -> None:
+    """The paper's town figures for a sim made with --scenario: how far each seeded fact
+    spread (every persona interviewed), how dense acquaintance grew, who came to its events."""
+    store = SimStore.open_default()
+    loaded = store.load(sim)
+    stored = store.scenario(loaded.record)
+    if stored is None:
+        raise AutonomaError(f"{loaded.record.name} was made without --scenario: nothing to measure")
+    scenario = ScenarioSpec.model_validate(stored)
+
+    async def go() -> tuple[dict[str, Any], BudgetSpent]:
+        spent = BudgetSpent()
+        async with _mind(store, loaded, model, embedder) as (llm, memory):
+            for person in loaded.personas:  # a sim never run: its seed memories and whispers
+                told = [said for who, said in store.whispers(loaded.record) if who == person.name]
+                await memory.seed(person, loaded.clock.at(0), spent, whispers=told)
+            with err.status(f"interviewing {len(loaded.personas)} personas..."):
+                return await measure(llm, memory, store, loaded, scenario, spent), spent
+
+    figures, spent = asyncio.run(go())
+    store.save(loaded, "measure", figures | {"tokens": spent.tokens})
+    if as_json:
+        print(json.dumps(figures | {"tokens": spent.tokens}, indent=2))
+        return
+    out.print(Text(f"{loaded.record.name} at {figures['time']} ({scenario.name})"))
+    for fact in figures["facts"]:
+        who = ", ".join(fact["knows_now"]) or "no one"
+        out.print(Text(f"knows of the {fact['fact']}: {fact['share_at_start']:.0%} at the "
+                       f"start, {fact['share_now']:.0%} now ({who})"))  # fmt: skip
+    density = figures["density"]
+    out.print(Text(f"acquaintance density: {density['start']:.3f} at the start, "
+                   f"{density['now']:.3f} now"))  # fmt: skip
+    for event in figures["events"]:
+        when = "" if event["reached"] else " (not over yet)"
+        out.print(Text(f"at the {event['event']} ({event['place']}){when}: "
+                       f"{', '.join(event['came']) or 'no one'}"))  # fmt: skip
+    out.print(Text(f"{spent.tokens:,} tokens"))
 
 
 @sim_app.command("serve")

@@ -10,6 +10,7 @@ an event already rated is not rated again, an event seen before is not reacted t
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -54,10 +55,19 @@ class Town:
             for p in sim.personas
         }
 
-    async def begin(self) -> None:
-        """Each persona's seed memories, stored once, at the sim's start."""
+    async def begin(self, whispers: Sequence[tuple[str, str]] = ()) -> None:
+        """Each persona's seed memories, and the statements a scenario whispers to it ((name,
+        statement)), stored once, at the sim's start."""
         when = self.sim.clock.at(0)
-        await asyncio.gather(*(self.memory.seed(p, when, self.spent) for p in self.sim.personas))
+        told = {
+            p.name: [said for who, said in whispers if p.name == who] for p in self.sim.personas
+        }
+        await asyncio.gather(
+            *(
+                self.memory.seed(p, when, self.spent, whispers=told[p.name])
+                for p in self.sim.personas
+            )
+        )
 
     def drain(self) -> list[tuple[str, dict[str, Any]]]:
         """What happened since the last drain, for the store's events: reactions, talks,

@@ -54,12 +54,16 @@ class TownMemory:
         self._latest: dict[str, deque[str]] = {}  # a persona's newest observations, kept
         self._since: dict[str, int] = {}  # importance stored since the persona last reflected
 
-    async def seed(self, persona: Persona, when: datetime, spent: BudgetSpent) -> None:
-        """The persona's seed memories, as its own thoughts at the start (once)."""
+    async def seed(
+        self, persona: Persona, when: datetime, spent: BudgetSpent, *, whispers: Sequence[str] = ()
+    ) -> bool:
+        """The persona's seed memories, and what a scenario whispers to it, as its own
+        thoughts at the start (once: False if it has memories already)."""
         if self.stream.count(persona.name):
-            return
-        texts = persona.spec.seed_memories()
+            return False
+        texts = [*persona.spec.seed_memories(), *whispers]
         await self._store(persona, texts, "thought", when, spent)
+        return True
 
     def latest(self, persona: Persona, n: int = RETENTION) -> list[str]:
         """The texts of the persona's n newest observations (perceive skips events among

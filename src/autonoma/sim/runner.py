@@ -41,7 +41,7 @@ async def run_sim(
     try:
         town = Town(sim, model, TownMemory(stream, town_raters(model, sim.personas)), spent)
         if sim.step == 0:
-            await town.begin()
+            await town.begin(store.whispers(sim.record))
         seen = max((e[0] for e in store.events_after(sim.record.id, 0)), default=0)
         while sim.step < until:
             for event_id, _, kind, data in store.events_after(sim.record.id, seen):

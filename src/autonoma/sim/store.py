@@ -243,6 +243,30 @@ class SimStore:
         )
         return [(r["id"], r["step"], r["kind"], json.loads(r["data"])) for r in rows]
 
+    def scenario(self, record: SimRecord) -> dict[str, Any] | None:
+        """The scenario the sim was made with (as stored then), if any."""
+        found = self._read(
+            "SELECT data FROM sim_events WHERE sim_id = ? AND kind = 'scenario' ORDER BY id"
+            " LIMIT 1",
+            record.id,
+        )
+        if not found:
+            return None
+        data: dict[str, Any] = json.loads(found[0]["data"])
+        return data
+
+    def whispers(self, record: SimRecord) -> list[tuple[str, str]]:
+        """(persona, statement) the sim's scenario whispers as it begins, names as the sim
+        writes them."""
+        scenario = self.scenario(record)
+        if scenario is None:
+            return []
+        names = {name.lower(): name for name in record.personas}
+        return [
+            (names[" ".join(w["persona"].split()).lower()], w["statement"])
+            for w in scenario.get("whispers", [])
+        ]
+
     def events(self, sim_id: str) -> list[tuple[int, str, dict[str, Any]]]:
         rows = self._read(
             "SELECT step, kind, data FROM sim_events WHERE sim_id = ? ORDER BY id", sim_id
