@@ -79,6 +79,10 @@ def open_town(tmp_path: Path, model: ScriptedModel, start: datetime) -> tuple[To
     return Town(sim, model, memory, BudgetSpent()), store
 
 
+def prompt_of(request: RecordedRequest) -> str:
+    return str(request.messages[-1].content)
+
+
 def requests_for(model: ScriptedModel, wanted: str) -> list[RecordedRequest]:
     return [
         r for r in model.requests if next(iter((r.schema or {}).get("properties", {}))) == wanted
@@ -119,7 +123,7 @@ async def test_a_reaction_takes_over_and_the_rest_of_the_block_is_planned_again(
         await town.step()
     assert mei.schedule.action == action
     mei_decisions = [
-        r for r in requests_for(model, "decision")[decided:] if "Mei Lin is at" in str(r)
+        r for r in requests_for(model, "decision")[decided:] if "Mei Lin is at" in prompt_of(r)
     ]
     assert mei_decisions == []
 
@@ -155,9 +159,10 @@ async def test_two_who_meet_talk_in_turns_and_both_remember_it(tmp_path: Path) -
         assert "We both like toast in the morning." in texts
     # an utterance is written from what the speaker remembers of the other
     first = requests_for(model, "utterance")[0]
-    assert "What Mei Lin remembers of John Lin" in str(
-        first
-    ) or "What John Lin remembers of Mei Lin" in str(first)
+    said = prompt_of(first)
+    assert (
+        "What Mei Lin remembers of John Lin" in said or "What John Lin remembers of Mei Lin" in said
+    )
     store.save(town.sim)
     again = store.load("willow")
     assert again.persona("Mei Lin").talk == mei.talk
@@ -181,7 +186,7 @@ async def test_a_conversation_never_ended_stops_when_each_has_spoken_its_most(
             break
     assert len(mei.talk.lines) == 2 * TURNS
     last = requests_for(model, "utterance")[-1]
-    assert "last turn" in str(last)
+    assert "last turn" in prompt_of(last)
 
 
 async def test_the_same_two_do_not_talk_again_within_the_cool_down(tmp_path: Path) -> None:
@@ -255,3 +260,31 @@ async def test_a_run_stores_what_happened_in_its_steps(tmp_path: Path) -> None:
     assert "talk" in kinds and kinds[-1] == "ran"
     [(step, _, talk)] = [e for e in store.events(sim.record.id) if e[1] == "talk"]
     assert 0 < step <= 60 and len(talk["lines"]) == 3
+
+
+async def test_a_new_day_is_planned_from_a_summary_of_yesterday(tmp_path: Path) -> None:
+    inner = scripted(continuing)
+    model = ScriptedModel(lambda m, r: answer_with(inner, m, r))
+    town, _ = open_town(tmp_path, model, datetime(2023, 2, 13, 23, 58))
+    await town.begin()
+    for _ in range(13):  # two game minutes: past midnight
+        await town.step()
+    summaries = requests_for(model, "summary")
+    assert len(summaries) == 3  # one a persona, on its second day only
+    assert "2023-02-13" not in prompt_of(summaries[0]) and "Monday February 13" in prompt_of(
+        summaries[0]
+    )
+    mei = next(r for r in summaries if "Name: Mei Lin" in prompt_of(r))
+    assert "Mei Lin's plan for Monday February 13" in prompt_of(mei)  # what it remembers
+    plans = requests_for(model, "plan")
+    assert len(plans) == 6 and all(
+        "Yesterday: A quiet day of reading at home." in prompt_of(r) for r in plans[3:]
+    )
+    assert all(p.schedule.day == "2023-02-14" for p in town.sim.personas)
+
+
+def answer_with(inner: ScriptedModel, messages: list[Message], request: CompletionRequest) -> Any:
+    schema = request.plan.schema or {}
+    if "summary" in schema.get("properties", {}):
+        return {"summary": "A quiet day of reading at home."}
+    return inner._function(messages, request)  # type: ignore[misc]

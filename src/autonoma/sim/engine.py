@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from autonoma.llm import Model
@@ -29,12 +29,15 @@ from autonoma.sim.plan import (
     minute_of_day,
     plan_day,
     schedule_hours,
+    summarize_day,
 )
 from autonoma.sim.react import REACT, TALK, Reaction, attended, awake, decide, may_talk, replan
 from autonoma.sim.schedule import PLANNED, REACTION, Action, Schedule
 from autonoma.sim.schedule import TALK as TALKING
 from autonoma.sim.store import Sim
 from autonoma.sim.world import Tile
+
+YESTERDAY_MEMORIES = 15  # a day's memories its summary is written from
 
 
 class Town:
@@ -175,7 +178,7 @@ class Town:
         schedule = persona.schedule
         today = now.date().isoformat()
         if schedule.day != today:
-            yesterday = "; ".join(schedule.plan)
+            yesterday = await self._yesterday(persona, schedule, now)
             plan = await plan_day(self.model, persona, now, yesterday, self.spent)
             blocks = await schedule_hours(self.model, persona, plan, now, self.spent)
             schedule = persona.schedule = Schedule(today, plan, blocks)
@@ -203,6 +206,20 @@ class Town:
             )
         schedule.action = replace(action, place=place)
         persona.action = action.description
+
+    async def _yesterday(self, persona: Persona, schedule: Schedule, now: datetime) -> str:
+        """The summary of the persona's last planned day, from its memories of that day (the
+        day's plan if it remembers nothing of it); nothing before its first day."""
+        if not schedule.day:
+            return ""
+        began = datetime.fromisoformat(schedule.day)
+        found = await self.memory.retrieve(
+            persona, f"what {persona.name} did and whom {persona.name} met", now,
+            k=YESTERDAY_MEMORIES, since=began, until=began + timedelta(days=1),
+        )  # fmt: skip
+        memories = [r.record.text for r in found]
+        summary = await summarize_day(self.model, persona, began, memories, self.spent)
+        return summary or "; ".join(schedule.plan)
 
     def walk(self, persona: Persona) -> None:
         """One tile along the persona's path to its action's place: the path found when it

@@ -116,16 +116,18 @@ class TownMemory:
         k: int = 10,
         *,
         kinds: Sequence[Kind] | None = None,
+        since: datetime | None = None,
         until: datetime | None = None,
     ) -> list[Retrieved]:
         """The persona's k memories best by recency (in game hours), importance and
-        relevance to `query` (of these kinds, stored up to `until`); their last use set to
-        `when`."""
+        relevance to `query` (of these kinds, stored from `since` up to `until`); their last
+        use set to `when`."""
         return await self.stream.retrieve(
             query,
             k,
             agent=persona.name,
             kinds=kinds,
+            since=None if since is None else game_seconds(since),
             until=None if until is None else game_seconds(until),
             now=game_seconds(when),
         )

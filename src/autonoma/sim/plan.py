@@ -54,6 +54,21 @@ async def plan_day(
     return [" ".join(item.split()) for item in data["plan"]]
 
 
+async def summarize_day(
+    model: Model, persona: Persona, day: datetime, memories: list[str], spent: BudgetSpent
+) -> str:
+    """How the persona's `day` went, in two or three sentences, from what it remembers of it
+    (the paper's summary of yesterday, read by the next day's plan)."""
+    if not memories:
+        return ""
+    prompt = persona_prompt("day_summary.j2", persona, day, memories=memories)
+    schema = _object("summary", {"type": "string", "minLength": 5, "maxLength": 400})
+    data = await asked(
+        model, prompt, spent, schema, max_tokens=200, who=persona.name, what="day's summary"
+    )
+    return " ".join(str(data["summary"]).split())
+
+
 async def schedule_hours(
     model: Model, persona: Persona, plan: list[str], day: datetime, spent: BudgetSpent
 ) -> list[Block]:
