@@ -5,7 +5,10 @@ step plans every day and is not counted; then CPU seconds (this process) and mod
 counted over `--steps` steps and over the saving of each step's state, as `sim run` does
 (bench/results/sim_engine.json, docs/benchmarks.md).
 
-    python bench/sim_engine.py [--steps 360] [--town the_ville]
+    python bench/sim_engine.py [--steps 360] [--town the_ville | crowd:500]
+
+`crowd:N` is a town made for the measure: N personas, four to a walled house on a grid of
+streets, and a cafe every one of them knows (no shipped town holds 500).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import argparse
 import asyncio
 import datetime as dt
 import json
+import math
 import sys
 import tempfile
 import time
@@ -32,8 +36,10 @@ from autonoma.sim import shipped_personas, shipped_world
 from autonoma.sim.clock import GameClock
 from autonoma.sim.engine import Town
 from autonoma.sim.memory import TownMemory, town_raters
+from autonoma.sim.persona import Persona, PersonaSpec, place
 from autonoma.sim.plan import HOUR_LABELS
 from autonoma.sim.store import SimStore
+from autonoma.sim.world import World, WorldSpec
 from bench.common import machine, write_result
 
 HOURS = ["sleeping"] * 7 + ["having breakfast"] + ["working"] * 14 + ["sleeping"] * 2
@@ -49,8 +55,14 @@ def answers(messages: list[Message], request: CompletionRequest) -> dict[str, An
         return {"ratings": [3] * schema["properties"]["ratings"]["minItems"]}
     if wanted == "00:00":  # the hours, each under its label
         return dict(zip(HOUR_LABELS, HOURS, strict=True))
-    if wanted == "decision":
+    if wanted == "decision":  # nothing worth reacting to: the cost of asking is counted
         return {"decision": "continue", "reaction": "", "minutes": 5}
+    if wanted == "questions":  # a reflection
+        return {
+            "questions": ["What is my day like?"] * schema["properties"]["questions"]["minItems"]
+        }
+    if wanted == "insights":
+        return {"insights": [{"insight": "My days are busy", "because_of": [1]}]}
     return {
         "plan": {"plan": ["wake up at 7:00 am", "breakfast", "work", "dinner", "sleep"]},
         "actions": {
@@ -63,9 +75,48 @@ def answers(messages: list[Message], request: CompletionRequest) -> dict[str, An
     }[wanted]
 
 
+def crowd(n: int) -> tuple[World, list[Persona]]:
+    """A town of `n` personas, four to a house (7 x 6 tiles, walled, one room with a bed and
+    a desk, a door on its south side), the houses on a grid of streets, and a cafe."""
+    houses = math.ceil(n / 4)
+    columns = math.ceil(math.sqrt(houses + 1))
+    rows = math.ceil((houses + 1) / columns)
+    sectors: list[dict[str, Any]] = []
+    for k in range(houses + 1):
+        x, y = 1 + (k % columns) * 8, 1 + (k // columns) * 7
+        name = "Crowd Cafe" if k == houses else f"House {k}"
+        room = {
+            "name": "room",
+            "area": [x + 1, y + 1, 5, 4],
+            "objects": [
+                {"name": "bed", "at": [x + 1, y + 1]},
+                {"name": "desk", "at": [x + 5, y + 1]},
+            ],
+        }
+        sectors.append({"name": name, "area": [x, y, 7, 6], "doors": [[x + 3, y + 5]],
+                        "arenas": [room]})  # fmt: skip
+    spec = WorldSpec.model_validate(
+        {"name": f"Crowd of {n}", "size": [columns * 8 + 1, rows * 7 + 1], "sectors": sectors}
+    )
+    world = World(spec)
+    people = [
+        PersonaSpec(
+            name=f"Person {i}", age=30, innate="curious", learned=f"Person {i} lives in town",
+            currently="working", lifestyle="sleeps at 10pm, wakes at 7am",
+            home=f"House {i // 4}: room", knows=["Crowd Cafe"],
+            memories=f"Person {i} lives in House {i // 4}; Person {i} likes the cafe",
+        )
+        for i in range(n)
+    ]  # fmt: skip
+    return world, place(world, people, [f"person {i}" for i in range(n)])
+
+
 async def measure(town_name: str, steps: int, root: Path) -> dict[str, Any]:
-    world = shipped_world(town_name)
-    people = shipped_personas(town_name, world)
+    if town_name.startswith("crowd:"):
+        world, people = crowd(int(town_name.split(":", 1)[1]))
+    else:
+        world = shipped_world(town_name)
+        people = shipped_personas(town_name, world)
     store = SimStore(root / "sims.db")
     sim = store.create("bench", world, people, GameClock(dt.datetime(2023, 2, 13, 7, 0)))
     model = ScriptedModel(answers)
@@ -114,8 +165,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as root:
         result = asyncio.run(measure(options.town, options.steps, Path(root)))
     print(json.dumps(result, indent=2))
+    name = "sim_engine" if options.town == "the_ville" else f"sim_engine_{options.town}"
     write_result(
-        "sim_engine",
+        name.replace(":", ""),
         {
             "benchmark": "sim_engine",
             "command": f"python bench/sim_engine.py --steps {options.steps} --town {options.town}",

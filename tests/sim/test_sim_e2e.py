@@ -43,3 +43,48 @@ def test_the_small_model_plans_the_small_towns_morning_and_is_interviewed(tmp_pa
                 *MODEL, "--json", timeout=600, real_cache=True)  # fmt: skip
     assert asked.returncode == 0, asked.stderr
     assert json.loads(asked.stdout)["answer"].strip()
+
+
+async def test_the_small_model_decides_reacts_and_talks_under_the_schemas(tmp_path: Path) -> None:
+    """The decision's enum, the utterance's `end` boolean and the conversation's memory,
+    under llama.cpp's grammar with the real small model: the answers are always usable."""
+    from datetime import datetime
+
+    from autonoma.llm import ModelStore, open_model
+    from autonoma.memory.embeddings import LexicalEmbedder
+    from autonoma.memory.stream import MemoryStream
+    from autonoma.runtime.budget import BudgetSpent
+    from autonoma.sim.dialogue import TURNS, conclude, converse
+    from autonoma.sim.memory import TownMemory, town_raters
+    from autonoma.sim.perceive import Event
+    from autonoma.sim.react import CONTINUE, REACT, TALK, decide
+
+    ModelStore().ensure("smollm2-135m")
+    world = shipped_world("small_town")
+    people = shipped_personas("small_town", world)
+    mei, john = people[2], people[1]
+    assert (mei.name, john.name) == ("Mei Lin", "John Lin")
+    model = open_model("local:smollm2-135m?context=4096")
+    stream = MemoryStream(tmp_path / "memory.db", LexicalEmbedder())
+    memory = TownMemory(stream, town_raters(model, people))
+    now, spent = datetime(2023, 2, 13, 7, 30), BudgetSpent()
+    try:
+        for persona in (mei, john):
+            await memory.seed(persona, now, spent)
+        john.action = "burning the toast"
+        seen = Event("John Lin", "is", john.action, "John Lin is burning the toast", john.tile)
+        reaction = await decide(model, memory, world, mei, seen, now, spent, can_talk=True)
+        assert reaction.decision in (CONTINUE, REACT, TALK)
+        assert 5 <= reaction.minutes <= 30
+        lines = await converse(model, memory, world, mei, john, now, spent)
+        assert 1 <= len(lines) <= 2 * TURNS and all(said.strip() for _, said in lines)
+        assert lines[0][0] == "Mei Lin" and all(
+            who == ("Mei Lin" if n % 2 == 0 else "John Lin") for n, (who, _) in enumerate(lines)
+        )
+        about = await conclude(model, memory, mei, john, lines, now, spent)
+        assert about.strip()
+        kinds = [r.kind for r in stream.latest("Mei Lin", 2)]
+        assert kinds == ["chat", "thought"]
+    finally:
+        stream.close()
+        await model.aclose()
