@@ -273,3 +273,19 @@ def test_a_scenario_is_whispered_at_the_start_and_its_spread_measured(
     )
     cli(home, "sim", "new", "small_town", "--name", "plain")
     assert "made without --scenario" in one_line_error(cli(home, "sim", "measure", "plain", *model))
+
+
+def test_a_sim_stops_when_its_token_budget_is_spent_and_resumes(
+    home: Path, server: FakeOpenAI
+) -> None:
+    server.responder = townsfolk
+    cli(home, "sim", "new", "small_town", "--name", "willow", "--start", "2023-02-13 07:00")
+    model = ["--model", spec(server), "--embedder", "lexical"]
+    ran = cli(home, "sim", "run", "willow", "--steps", "60", "--max-tokens", "50", *model, "-q")
+    assert ran.returncode == 0, ran.stderr
+    said = " ".join(ran.stdout.split())
+    assert "1 steps to" in said and "stopped: the token budget (50) is spent" in said
+    assert json.loads(cli(home, "sim", "show", "willow", "--json").stdout)["step"] == 1
+    resumed = cli(home, "sim", "resume", "willow", *model, "-q")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "59 steps to day 1, Monday February 13, 07:10" in " ".join(resumed.stdout.split())

@@ -26,7 +26,7 @@ from autonoma.cli_models import load_model
 from autonoma.errors import AutonomaError, ConfigError
 from autonoma.llm import Model
 from autonoma.memory.stream import MemoryStream
-from autonoma.runtime.budget import BudgetSpent
+from autonoma.runtime.budget import BudgetLimits, BudgetSpent
 from autonoma.sim.clock import DEFAULT_START, GameClock
 from autonoma.sim.evaluate import (
     CATEGORIES,
@@ -212,6 +212,13 @@ ModelOption = Annotated[
 EmbedderOption = Annotated[
     str, typer.Option("--embedder", envvar="AUTONOMA_EMBEDDER", help="auto, minilm or lexical")
 ]
+MaxTokensOption = Annotated[
+    int | None,
+    typer.Option("--max-tokens", min=1, help="stop once this run's model calls spent this many"),
+]
+MaxUsdOption = Annotated[
+    float | None, typer.Option("--max-usd", min=0, help="stop once this run spent this much")
+]
 
 
 @sim_app.command("run")
@@ -223,6 +230,8 @@ def sim_run(
     ),
     model: ModelOption = DEFAULT_MODEL,
     embedder: EmbedderOption = "auto",
+    max_tokens: MaxTokensOption = None,
+    max_usd: MaxUsdOption = None,
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
 ) -> None:
     """Run a sim for --steps N or --until a game time, storing every step."""
@@ -235,7 +244,8 @@ def sim_run(
         raise ConfigError(
             f"{sim} is at {loaded.clock.describe(loaded.step)} already; --until a later time"
         )
-    _run(store, loaded, model, embedder, target, quiet)
+    limits = BudgetLimits(max_tokens=max_tokens, max_usd=max_usd)
+    _run(store, loaded, model, embedder, target, quiet, limits)
 
 
 @sim_app.command("resume")
@@ -243,6 +253,8 @@ def sim_resume(
     sim: str = typer.Argument(..., help="the sim's name or id"),
     model: ModelOption = DEFAULT_MODEL,
     embedder: EmbedderOption = "auto",
+    max_tokens: MaxTokensOption = None,
+    max_usd: MaxUsdOption = None,
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
 ) -> None:
     """Go on with a sim that was stopped or killed, to the step its last run was to reach."""
@@ -251,10 +263,19 @@ def sim_resume(
     target = store.target(loaded.record)
     if target is None or target <= loaded.step:
         raise ConfigError(f"{loaded.record.name} has no unfinished run; use sim run --steps N")
-    _run(store, loaded, model, embedder, target, quiet)
+    limits = BudgetLimits(max_tokens=max_tokens, max_usd=max_usd)
+    _run(store, loaded, model, embedder, target, quiet, limits)
 
 
-def _run(store: SimStore, sim: Sim, model: str, embedder: str, target: int, quiet: bool) -> None:
+def _run(
+    store: SimStore,
+    sim: Sim,
+    model: str,
+    embedder: str,
+    target: int,
+    quiet: bool,
+    limits: BudgetLimits,
+) -> None:
     chosen, notice = choose_embedder(embedder)
     if notice and not quiet:
         err.print(Text(notice))
@@ -271,7 +292,7 @@ def _run(store: SimStore, sim: Sim, model: str, embedder: str, target: int, quie
 
         async def go() -> SimRun:
             try:
-                return await run_sim(store, sim, llm, chosen, target, shown)
+                return await run_sim(store, sim, llm, chosen, target, shown, limits=limits)
             finally:
                 await llm.aclose()
 
@@ -280,6 +301,8 @@ def _run(store: SimStore, sim: Sim, model: str, embedder: str, target: int, quie
         f"{sim.record.name}: {ran.steps} steps to {sim.clock.describe(sim.step)} "
         f"in {ran.seconds:.0f} s, {ran.spent.tokens:,} tokens"
     ))  # fmt: skip
+    if ran.stopped:
+        out.print(Text(f"stopped: {ran.stopped}; `autonoma sim resume {sim.record.name}` goes on"))
 
 
 @sim_app.command("interview")
