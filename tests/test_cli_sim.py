@@ -225,6 +225,8 @@ def test_a_scenario_is_whispered_at_the_start_and_its_spread_measured(
         "facts": [{"name": "club", "question": "Do you know of a book club?",
                    "knows": ["book club"]}],
         "events": [{"name": "breakfast", "place": "Lin family house",
+                    "starts": "day 1 07:00", "ends": "day 1 07:01"},
+                   {"name": "club", "place": "Lin family house: bedroom",
                     "starts": "day 1 07:00", "ends": "day 1 07:01"}],
     }))  # fmt: skip
 
@@ -250,10 +252,13 @@ def test_a_scenario_is_whispered_at_the_start_and_its_spread_measured(
     assert club["knew_at_start"] == ["Mei Lin"] and club["knows_now"] == ["Mei Lin"]
     assert club["share_at_start"] == round(1 / 3, 3)
     assert 0 < figures["density"]["start"] <= figures["density"]["now"] <= 1
-    [breakfast] = figures["events"]
+    breakfast, club_meeting = figures["events"]
     assert breakfast["reached"] and breakfast["came"] == ["John Lin", "Mei Lin"]
+    assert "knew" not in breakfast  # no fact of that name: nobody was invited
+    assert club_meeting["knew"] == ["Mei Lin"] and club_meeting["knew_and_came"] == ["Mei Lin"]
     said = cli(home, "sim", "measure", "willow", *model).stdout
     assert "knows of the club: 33% at the start, 33% now (Mei Lin)" in " ".join(said.split())
+    assert "of the 1 who knew of it, 1 came" in " ".join(said.split())
 
     bad = tmp_path / "bad.yaml"
     for content, expected in [

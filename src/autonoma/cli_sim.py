@@ -473,8 +473,12 @@ def sim_measure(
                    f"{density['now']:.3f} now"))  # fmt: skip
     for event in figures["events"]:
         when = "" if event["reached"] else " (not over yet)"
-        out.print(Text(f"at the {event['event']} ({event['place']}){when}: "
-                       f"{', '.join(event['came']) or 'no one'}"))  # fmt: skip
+        came = ", ".join(event["came"]) or "no one"
+        invited = (
+            f"; of the {len(event['knew'])} who knew of it, {len(event['knew_and_came'])} came"
+            if "knew" in event else ""
+        )  # fmt: skip
+        out.print(Text(f"at the {event['event']} ({event['place']}){when}: {came}{invited}"))
     out.print(Text(f"{spent.tokens:,} tokens"))
 
 

@@ -15,6 +15,7 @@ from autonoma.sim.evaluate import denies
 from autonoma.sim.interview import Recall, interview
 from autonoma.sim.memory import TownMemory, game_seconds, stored_memories
 from autonoma.sim.scenario import (
+    Event,
     ScenarioSpec,
     Spread,
     acquaintances,
@@ -70,21 +71,29 @@ async def measure(
         "time": sim.clock.describe(sim.step),
         "facts": [spread_json(s, total) for s in spreads],
         "density": {"start": round(density(then), 3), "now": round(density(today), 3)},
-        "events": [
-            attendance(store, sim, e.name, e.place, e.starts, e.ends) for e in scenario.events
-        ],
+        "events": [invited(attendance(store, sim, e), spreads) for e in scenario.events],
     }
 
 
-def attendance(
-    store: SimStore, sim: Sim, name: str, place: str, starts: str, ends: str
-) -> dict[str, Any]:
-    """Who stood at `place` at some minute between `starts` and `ends` (the stored steps
-    read a game minute apart)."""
+def invited(came: dict[str, Any], spreads: list[Spread]) -> dict[str, Any]:
+    """Beside who came to an event, who knew of it (the fact of the same name) and which of
+    them came: the paper's "5 of the 12 invited came"."""
+    fact = next((s for s in spreads if s.fact == came["event"]), None)
+    if fact is None:
+        return came
+    knew = fact.knows_now
+    return came | {"knew": knew, "knew_and_came": [n for n in knew if n in came["came"]]}
+
+
+def attendance(store: SimStore, sim: Sim, event: Event) -> dict[str, Any]:
+    """Who stood at the event's place at some minute of its hours (the stored steps read a
+    game minute apart)."""
     clock = sim.clock
-    first, last = clock.step_of(clock.parse(starts)), clock.step_of(clock.parse(ends))
-    address = sim.world.resolve(place)
-    said: dict[str, Any] = {"event": name, "place": address, "starts": starts, "ends": ends}
+    first, last = clock.step_of(clock.parse(event.starts)), clock.step_of(clock.parse(event.ends))
+    address = sim.world.resolve(event.place)
+    said: dict[str, Any] = {
+        "event": event.name, "place": address, "starts": event.starts, "ends": event.ends
+    }  # fmt: skip
     if sim.record.step < first:
         return said | {"reached": False, "came": []}
     tiles = set(sim.world.tiles_of(address))
