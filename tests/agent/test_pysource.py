@@ -148,3 +148,27 @@ def test_a_header_at_the_end_or_with_an_empty_block_is_left_for_the_model() -> N
 )
 def test_a_file_named_bare_is_read(code: str, mended: str) -> None:
     assert read_bare_files(code, ["quote.txt", "reports/2024-q3-final.txt"]) == mended
+
+
+def test_a_compound_statement_on_its_headers_line_is_put_under_it() -> None:
+    # folder_index, seven programs of one everyday run
+    code = (
+        "file_paths = ['b.md', 'a.md']\nfile_paths.sort()\n"
+        "with open(out, 'w') as f: for path in file_paths: f.write(path + '\\n')\n"
+        "print('done')"
+    )
+    mended = mend_json_slips(code)
+    assert mended == (
+        "file_paths = ['b.md', 'a.md']\nfile_paths.sort()\n"
+        "with open(out, 'w') as f:\n    for path in file_paths: f.write(path + '\\n')\n"
+        "print('done')"
+    )
+    nested = "for row in rows: if row: for x in row: print(x)"
+    assert mend_json_slips(nested) == (
+        "for row in rows:\n    if row:\n        for x in row: print(x)"
+    )
+    # a colon inside brackets or a string is not a header's, and good code is left alone
+    for fine in ("d = {'a': 1}\nfor k in d: print(k)", "x = y[1:]\nif x: print('a: for')"):
+        assert mend_json_slips(fine) == fine
+    hopeless = "with open(out) as f: for: pass"
+    assert mend_json_slips(hopeless) == hopeless

@@ -27,6 +27,13 @@ compiler expects an indented block, the line it names is indented under its head
 is each line straight after it that uses a name the header binds (`as f`, `for line in`),
 since those can only mean the block; the first line that does not is left where it was.
 
+A block is also written on its header's line when it is itself a compound statement: `with
+open('index.txt', 'w') as f: for path in file_paths: f.write(path + '\\n')` (seven programs of
+one folder_index run, each a SyntaxError the model could not see). Python takes a simple
+statement after a header's colon, not a compound one; where a line does not compile, it is
+broken after a header's colon (outside brackets and strings) that a compound statement's
+keyword follows, the rest indented under it, if that makes the line whole.
+
 The JSON around the program slips in too: a program ending in `write_file(...)}` carries the
 object's closing brace. A closing bracket the compiler calls unmatched, followed by nothing but
 closing brackets to the program's end, is dropped.
@@ -65,6 +72,9 @@ def mend_json_slips(code: str, most: int = 50) -> str:
                 code = mended
                 continue
             if (mended := _restore_line_breaks(lines, line)) is not None:
+                code = mended
+                continue
+            if (mended := _compound_after_colon(lines, line)) is not None:
                 code = mended
                 continue
             if (
@@ -118,6 +128,42 @@ def _indent_block(lines: list[str], line: int) -> str | None:
     inside = " " * (depth + 4)
     block = [inside + text.lstrip(" \t") for text in lines[line - 1 : end]]
     return "\n".join([*lines[: line - 1], *block, *lines[end:]])
+
+
+_COMPOUND = {"for", "if", "with", "while", "try", "async"}
+
+
+def _compound_after_colon(lines: list[str], line: int) -> str | None:
+    """The program with line `line` broken after a header's colon that a compound
+    statement's keyword follows (`with ... as f: for x in y: f.write(x)`), the rest indented
+    under the header, if the program then compiles up to past those lines; else None."""
+    if not 0 < line <= len(lines):
+        return None
+    text = lines[line - 1]
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text + "\n").readline))
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    depth, own, cuts = 0, _depth(text), []
+    for token, after in itertools.pairwise(tokens):
+        if token.type == tokenize.OP and token.string in "([{":
+            depth += 1
+        elif token.type == tokenize.OP and token.string in ")]}":
+            depth -= 1
+        elif (
+            depth == 0
+            and token.string == ":"
+            and after.type == tokenize.NAME
+            and after.string in _COMPOUND
+        ):
+            cuts.append((token.end[1], after.start[1]))
+    if not cuts:
+        return None
+    pieces = [text[: cuts[0][0]]]
+    for n, (_, start) in enumerate(cuts):
+        end = cuts[n + 1][0] if n + 1 < len(cuts) else len(text)
+        pieces.append(" " * (own + 4 * (n + 1)) + text[start:end])
+    return _first_whole(lines, line, ["\n".join(pieces)])
 
 
 def _depth(text: str) -> int:
