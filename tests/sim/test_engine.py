@@ -13,8 +13,6 @@ from typing import Any
 import pytest
 
 from autonoma.llm import ScriptedModel
-from autonoma.llm.base import CompletionRequest
-from autonoma.llm.types import Message
 from autonoma.memory.embeddings import LexicalEmbedder
 from autonoma.memory.stream import MemoryStream
 from autonoma.runtime.budget import BudgetSpent
@@ -23,34 +21,10 @@ from autonoma.sim.clock import GameClock
 from autonoma.sim.engine import Town
 from autonoma.sim.memory import TownMemory, town_raters
 from autonoma.sim.persona import shipped_personas
-from autonoma.sim.plan import HOUR_LABELS
 from autonoma.sim.schedule import Action
 from autonoma.sim.store import SimStore
 
-HOURS = ["sleeping"] * 7 + ["having breakfast"] + ["reading a book"] * 14 + ["sleeping"] * 2
-
-
-def townsfolk(messages: list[Message], request: CompletionRequest) -> dict[str, Any]:
-    """Every persona the same day: asleep until 7, breakfast, reading, asleep from 22; the
-    place is the first kitchen it knows (or the first place), the ratings all 4."""
-    schema = request.plan.schema or {}
-    wanted = next(iter(schema.get("properties", {})))
-    if wanted == "plan":
-        return {"plan": ["wake up at 7:00 am", "breakfast at 7:00 am", "read at 8:00 am",
-                         "dinner at 6:00 pm", "sleep at 10:00 pm"]}  # fmt: skip
-    if wanted == "00:00":  # the hours, each under its label
-        return dict(zip(HOUR_LABELS, HOURS, strict=True))
-    if wanted == "actions":
-        return {"actions": [{"action": "making toast", "minutes": 10},
-                            {"action": "eating toast", "minutes": 10}]}  # fmt: skip
-    if wanted == "place":
-        places = schema["properties"]["place"]["enum"]
-        return {"place": next((p for p in places if p.endswith(": kitchen")), places[0])}
-    if wanted == "ratings":
-        return {"ratings": [4] * schema["properties"]["ratings"]["minItems"]}
-    if wanted == "decision":
-        return {"decision": "continue", "reaction": "", "minutes": 5}
-    raise AssertionError(f"unexpected request for {wanted}")
+from .town_answers import townsfolk
 
 
 def asked(model: ScriptedModel) -> Counter[str]:

@@ -32,7 +32,7 @@ from autonoma.sim.runner import run_sim
 from autonoma.sim.schedule import PLANNED, REACTION, TALK
 from autonoma.sim.store import SimStore
 
-from .test_engine import townsfolk
+from .town_answers import townsfolk
 
 Decider = Callable[[dict[str, Any], str], dict[str, Any]]
 

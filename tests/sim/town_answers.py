@@ -1,0 +1,34 @@
+"""A scripted town's answers, shared by the town's tests: every persona the same day."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from autonoma.llm.base import CompletionRequest
+from autonoma.llm.types import Message
+from autonoma.sim.plan import HOUR_LABELS
+
+HOURS = ["sleeping"] * 7 + ["having breakfast"] + ["reading a book"] * 14 + ["sleeping"] * 2
+
+
+def townsfolk(messages: list[Message], request: CompletionRequest) -> dict[str, Any]:
+    """Every persona the same day: asleep until 7, breakfast, reading, asleep from 22; the
+    place is the first kitchen it knows (or the first place), the ratings all 4."""
+    schema = request.plan.schema or {}
+    wanted = next(iter(schema.get("properties", {})))
+    if wanted == "plan":
+        return {"plan": ["wake up at 7:00 am", "breakfast at 7:00 am", "read at 8:00 am",
+                         "dinner at 6:00 pm", "sleep at 10:00 pm"]}  # fmt: skip
+    if wanted == "00:00":  # the hours, each under its label
+        return dict(zip(HOUR_LABELS, HOURS, strict=True))
+    if wanted == "actions":
+        return {"actions": [{"action": "making toast", "minutes": 10},
+                            {"action": "eating toast", "minutes": 10}]}  # fmt: skip
+    if wanted == "place":
+        places = schema["properties"]["place"]["enum"]
+        return {"place": next((p for p in places if p.endswith(": kitchen")), places[0])}
+    if wanted == "ratings":
+        return {"ratings": [4] * schema["properties"]["ratings"]["minItems"]}
+    if wanted == "decision":
+        return {"decision": "continue", "reaction": "", "minutes": 5}
+    raise AssertionError(f"unexpected request for {wanted}")
