@@ -54,7 +54,7 @@ async def test_the_small_model_decides_reacts_and_talks_under_the_schemas(tmp_pa
     from autonoma.memory.embeddings import LexicalEmbedder
     from autonoma.memory.stream import MemoryStream
     from autonoma.runtime.budget import BudgetSpent
-    from autonoma.sim.dialogue import TURNS, conclude, converse
+    from autonoma.sim.dialogue import conclude, converse
     from autonoma.sim.memory import TownMemory, town_raters
     from autonoma.sim.perceive import Event
     from autonoma.sim.react import CONTINUE, REACT, TALK, decide
@@ -68,16 +68,14 @@ async def test_the_small_model_decides_reacts_and_talks_under_the_schemas(tmp_pa
     stream = MemoryStream(tmp_path / "memory.db", LexicalEmbedder())
     memory = TownMemory(stream, town_raters(model, people))
     now, spent = datetime(2023, 2, 13, 7, 30), BudgetSpent()
-    try:
-        for persona in (mei, john):
-            await memory.seed(persona, now, spent)
+    try:  # no seed memories: their ratings would only cost CI time
         john.action = "burning the toast"
         seen = Event("John Lin", "is", john.action, "John Lin is burning the toast", john.tile)
         reaction = await decide(model, memory, world, mei, seen, now, spent, can_talk=True)
         assert reaction.decision in (CONTINUE, REACT, TALK)
         assert 5 <= reaction.minutes <= 30
-        lines = await converse(model, memory, world, mei, john, now, spent)
-        assert 1 <= len(lines) <= 2 * TURNS and all(said.strip() for _, said in lines)
+        lines = await converse(model, memory, world, mei, john, now, spent, turns=2)
+        assert 1 <= len(lines) <= 4 and all(said.strip() for _, said in lines)
         assert lines[0][0] == "Mei Lin" and all(
             who == ("Mei Lin" if n % 2 == 0 else "John Lin") for n, (who, _) in enumerate(lines)
         )
