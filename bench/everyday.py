@@ -27,6 +27,7 @@ at the end. Without it one server serves every goal and its caches stay in memor
     python bench/everyday.py --costs-of bench/results/everyday_before.json
     python bench/everyday.py --label before_part --from bench/results/everyday_before.json \
         --goals a,b
+    python bench/everyday.py --label suite_now --newest-of OLDER.json NEWER.json
 
 What each thought costs: every thought the steps wrote is counted with the model's own
 tokenizer (`thought_tokens` in the summary: mean tokens a step, per field, and their share of
@@ -351,6 +352,25 @@ def part_of(path: Path, goals: list[str]) -> dict[str, Any]:
     return part | {"part_of": path.name, "summary": summarise(rows), "runs": rows}
 
 
+def newest_of(paths: list[Path], goals: list[str]) -> dict[str, Any]:
+    """Each goal's run from the last of `paths` that ran it, summarised together: the suite
+    as it stands when its parts were run at different commits (each row says which file)."""
+    chosen: dict[str, dict[str, Any]] = {}
+    for path in paths:
+        earlier = json.loads(path.read_text())
+        for row in earlier["runs"]:
+            if row["goal"] in goals:
+                chosen[row["goal"]] = row | {"from": path.name}
+    rows = [chosen[g] for g in goals if g in chosen]
+    missing = [g for g in goals if g not in chosen]
+    return {
+        "newest_of": [p.name for p in paths],
+        "missing": missing,
+        "summary": summarise(rows),
+        "runs": rows,
+    }
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
@@ -359,6 +379,9 @@ async def main() -> None:
     parser.add_argument("--costs-of", type=Path, help="add thought costs to a result file")
     parser.add_argument(
         "--from", dest="source", type=Path, help="no runs: the --goals of an earlier result file"
+    )
+    parser.add_argument(
+        "--newest-of", nargs="+", type=Path, help="no runs: each goal's run from the last file"
     )
     parser.add_argument("--model", default="qwen2.5-coder-1.5b")
     parser.add_argument("--max-steps", type=int, default=10)
@@ -379,6 +402,10 @@ async def main() -> None:
         parser.error(str(error))
     if args.source:
         write_result(f"everyday_{args.label}", part_of(args.source, [g.name for g in goals]))
+        return
+    if args.newest_of:
+        combined = newest_of(args.newest_of, [g.name for g in goals])
+        write_result(f"everyday_{args.label}", combined)
         return
     instrument()
     result: dict[str, Any] = {
