@@ -25,7 +25,7 @@ from autonoma.sim.clock import GameClock
 from autonoma.sim.dialogue import TURNS, speaking_minutes
 from autonoma.sim.engine import Town
 from autonoma.sim.memory import TownMemory, game_seconds, town_raters
-from autonoma.sim.persona import shipped_personas
+from autonoma.sim.persona import Persona, shipped_personas
 from autonoma.sim.plan import minute_of_day
 from autonoma.sim.react import COOL_DOWN
 from autonoma.sim.runner import run_sim
@@ -39,6 +39,20 @@ Decider = Callable[[dict[str, Any], str], dict[str, Any]]
 
 def continuing(schema: dict[str, Any], prompt: str) -> dict[str, Any]:
     return {"decision": "continue", "reaction": "", "minutes": 5}
+
+
+def talk_if_offered(schema: dict[str, Any], prompt: str) -> dict[str, Any]:
+    if "talk" in schema["properties"]["decision"]["enum"]:
+        return {"decision": "talk", "reaction": "", "minutes": 5}
+    return continuing(schema, prompt)
+
+
+async def step_until_talking(town: Town, persona: Persona, steps: int = 60) -> None:
+    """Step the town until `persona` is talking (at most `steps` steps)."""
+    for _ in range(steps):
+        await town.step()
+        if persona.talk.partner:
+            return
 
 
 def scripted(decider: Decider, *, ends_after: int | None = 3, rating: int = 4) -> ScriptedModel:
@@ -129,18 +143,10 @@ async def test_a_reaction_takes_over_and_the_rest_of_the_block_is_planned_again(
 
 
 async def test_two_who_meet_talk_in_turns_and_both_remember_it(tmp_path: Path) -> None:
-    def talk_if_offered(schema: dict[str, Any], prompt: str) -> dict[str, Any]:
-        if "talk" in schema["properties"]["decision"]["enum"]:
-            return {"decision": "talk", "reaction": "", "minutes": 5}
-        return continuing(schema, prompt)
-
     model = scripted(talk_if_offered, ends_after=3)
     town, store = open_town(tmp_path, model, MORNING)
     mei, john = town.sim.persona("Mei Lin"), town.sim.persona("John Lin")
-    for _ in range(60):
-        await town.step()
-        if mei.talk.partner:
-            break
+    await step_until_talking(town, mei)
     assert mei.talk.partner == "John Lin" and john.talk.partner == "Mei Lin"
     talks = [data for kind, data in town.drain() if kind == "talk"]
     assert len(talks) == 1  # both wished to talk in one step: one conversation
@@ -172,18 +178,10 @@ async def test_two_who_meet_talk_in_turns_and_both_remember_it(tmp_path: Path) -
 async def test_a_conversation_never_ended_stops_when_each_has_spoken_its_most(
     tmp_path: Path,
 ) -> None:
-    def talk_if_offered(schema: dict[str, Any], prompt: str) -> dict[str, Any]:
-        if "talk" in schema["properties"]["decision"]["enum"]:
-            return {"decision": "talk", "reaction": "", "minutes": 5}
-        return continuing(schema, prompt)
-
     model = scripted(talk_if_offered, ends_after=None)
     town, _ = open_town(tmp_path, model, MORNING)
     mei = town.sim.persona("Mei Lin")
-    for _ in range(60):
-        await town.step()
-        if mei.talk.partner:
-            break
+    await step_until_talking(town, mei)
     assert len(mei.talk.lines) == 2 * TURNS
     last = requests_for(model, "utterance")[-1]
     assert "last turn" in prompt_of(last)
@@ -202,10 +200,7 @@ async def test_the_same_two_do_not_talk_again_within_the_cool_down(tmp_path: Pat
     model = scripted(talk_if_offered, ends_after=1)
     town, _ = open_town(tmp_path, model, MORNING)
     mei, john = town.sim.persona("Mei Lin"), town.sim.persona("John Lin")
-    for _ in range(60):
-        await town.step()
-        if mei.talk.partner:
-            break
+    await step_until_talking(town, mei)
     talked_at = datetime.fromisoformat(mei.talk.last["John Lin"])
     assert any(offered)
     before = len(offered)  # both may have wished to talk in that step
@@ -246,11 +241,6 @@ async def test_a_persona_reflects_in_game_time_when_its_memories_weigh_enough(
 
 
 async def test_a_run_stores_what_happened_in_its_steps(tmp_path: Path) -> None:
-    def talk_if_offered(schema: dict[str, Any], prompt: str) -> dict[str, Any]:
-        if "talk" in schema["properties"]["decision"]["enum"]:
-            return {"decision": "talk", "reaction": "", "minutes": 5}
-        return continuing(schema, prompt)
-
     model = scripted(talk_if_offered)
     store = SimStore(tmp_path / "sims.db")
     world = shipped_world("small_town")

@@ -70,14 +70,13 @@ def recases_input(expected: str, said: Sequence[str], inputs: Mapping[str, str])
     except (ValueError, SyntaxError, RecursionError, MemoryError):
         value = expected.strip() if _WORDS.fullmatch(expected.strip()) else None
     recased = _recased(value, said, inputs)
+    if recased is None:
+        return ""
+    item, line = recased
     return (
-        ""
-        if recased is None
-        else (
-            "has {!r} typed by hand where the input holds {!r}: the task asks for no change of "
-            "letter case, so compute the expected value from the input with Python, which keeps "
-            "each line as it is"
-        ).format(*recased)
+        f"has {item!r} typed by hand where the input holds {line!r}: the task asks for no "
+        "change of letter case, so compute the expected value from the input with Python, "
+        "which keeps each line as it is"
     )
 
 
@@ -87,14 +86,13 @@ def computes_recased(value: object, said: Sequence[str], inputs: Mapping[str, st
     computed `sorted(line.lower() ...)`, was kept, and held right work out until the steps ran
     out (mend2_1129). Never kept."""
     recased = _recased(value, said, inputs)
+    if recased is None:
+        return ""
+    item, line = recased
     return (
-        ""
-        if recased is None
-        else (
-            "computes {!r} where the input holds {!r}: the task asks for no change of letter "
-            "case, so keep each line as it is (to sort ignoring case, sorted(lines, key=str.lower) "
-            "compares in lowercase and keeps the lines unchanged)"
-        ).format(*recased)
+        f"computes {item!r} where the input holds {line!r}: the task asks for no change of "
+        "letter case, so keep each line as it is (to sort ignoring case, "
+        "sorted(lines, key=str.lower) compares in lowercase and keeps the lines unchanged)"
     )
 
 

@@ -13,7 +13,7 @@ from autonoma.llm import Model
 from autonoma.runtime.budget import BudgetSpent
 from autonoma.sim.memory import TownMemory
 from autonoma.sim.persona import Persona
-from autonoma.sim.plan import asked
+from autonoma.sim.plan import asked, persona_prompt, scene, schema_of
 from autonoma.sim.world import World
 from autonoma.templating import render
 
@@ -23,6 +23,13 @@ WORDS_A_MINUTE = 150  # how long saying it takes
 STORED_CHARS = 1500  # of the conversation, in each persona's memory
 
 Line = tuple[str, str]  # (speaker, utterance)
+UTTERANCE = schema_of(
+    utterance={"type": "string", "minLength": 1, "maxLength": 240}, end={"type": "boolean"}
+)
+TAKEAWAY = schema_of(
+    about={"type": "string", "minLength": 3, "maxLength": 60},
+    conclusion={"type": "string", "minLength": 5, "maxLength": 200},
+)
 
 
 async def converse(
@@ -55,24 +62,14 @@ async def converse(
             identity=speaker.spec.identity(),
             who=speaker.name,
             other=listener.name,
-            now=f"{now:%A %B} {now.day}, {now:%H:%M}",
-            here=world.place_at(speaker.tile).address or "the street",
-            doing=speaker.action,
+            **scene(world, speaker, now),
             other_doing=listener.action,
             memories=recalled,
             lines=lines,
             last_turn=turn >= 2 * turns - 2,
         )
-        schema = {
-            "type": "object",
-            "properties": {
-                "utterance": {"type": "string", "minLength": 1, "maxLength": 240},
-                "end": {"type": "boolean"},
-            },
-            "required": ["utterance", "end"],
-        }
         data = await asked(
-            model, prompt, spent, schema, max_tokens=120, who=speaker.name, what="conversation"
+            model, prompt, spent, UTTERANCE, max_tokens=120, who=speaker.name, what="conversation"
         )
         said = " ".join(str(data["utterance"]).split())
         if said:
@@ -103,24 +100,9 @@ async def conclude(
 ) -> str:
     """What the conversation was about, for `persona`; stored in its memory with the
     conversation itself and what it concluded from it."""
-    prompt = render(
-        "autonoma.sim",
-        "conversation_memory.j2",
-        identity=persona.spec.identity(),
-        who=persona.name,
-        other=other.name,
-        lines=lines,
-    )
-    schema = {
-        "type": "object",
-        "properties": {
-            "about": {"type": "string", "minLength": 3, "maxLength": 60},
-            "conclusion": {"type": "string", "minLength": 5, "maxLength": 200},
-        },
-        "required": ["about", "conclusion"],
-    }
+    prompt = persona_prompt("conversation_memory.j2", persona, now, other=other.name, lines=lines)
     data = await asked(
-        model, prompt, spent, schema, max_tokens=120, who=persona.name, what="conversation"
+        model, prompt, spent, TAKEAWAY, max_tokens=120, who=persona.name, what="conversation"
     )
     about = " ".join(str(data["about"]).split()).rstrip(".")
     conclusion = " ".join(str(data["conclusion"]).split())

@@ -73,12 +73,7 @@ class Evaluation:
 
     def accuracy(self) -> dict[str, tuple[int, int]]:
         """Per category: (right, checked)."""
-        scores = {category: (0, 0) for category in CATEGORIES}
-        for a in self.answers:
-            if a.right is not None:
-                right, checked = scores[a.category]
-                scores[a.category] = (right + a.right, checked + 1)
-        return scores
+        return accuracy_of([self])
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -90,13 +85,13 @@ class Evaluation:
 
 
 def accuracy_of(evaluations: Sequence[Evaluation]) -> dict[str, tuple[int, int]]:
-    """Per category, (right, checked) summed over the evaluations."""
-    total = {category: (0, 0) for category in CATEGORIES}
-    for evaluation in evaluations:
-        for category, (right, checked) in evaluation.accuracy().items():
-            had = total[category]
-            total[category] = (had[0] + right, had[1] + checked)
-    return total
+    """Per category, (right, checked) over the evaluations' checked answers."""
+    checked = [a for e in evaluations for a in e.answers if a.right is not None]
+    return {
+        c: (sum(bool(a.right) for a in checked if a.category == c),
+            sum(a.category == c for a in checked))
+        for c in CATEGORIES
+    }  # fmt: skip
 
 
 def recall_for(condition: str, start: datetime) -> Recall:

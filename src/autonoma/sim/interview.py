@@ -15,6 +15,7 @@ from autonoma.memory.records import Kind, MemoryRecord
 from autonoma.runtime.budget import BudgetSpent
 from autonoma.sim.memory import TownMemory
 from autonoma.sim.persona import Persona
+from autonoma.sim.plan import scene, schema_of
 from autonoma.sim.world import World
 from autonoma.templating import render
 
@@ -55,17 +56,11 @@ async def interview(
         "interview.j2",
         identity=persona.spec.identity(),
         who=persona.name,
-        now=f"{now:%A %B} {now.day}, {now:%H:%M}",
-        here=world.place_at(persona.tile).address or "the street",
-        doing=persona.action,
+        **scene(world, persona, now),
         memories=[r.record.text for r in found],
         question=asked[:500],
     )
-    schema = {
-        "type": "object",
-        "properties": {"answer": {"type": "string", "minLength": 1, "maxLength": 600}},
-        "required": ["answer"],
-    }
+    schema = schema_of(answer={"type": "string", "minLength": 1, "maxLength": 600})
     answer = await ask(model, prompt, spent, output=schema, max_tokens=300)
     if not isinstance(answer, ModelResponse):
         raise ModelError(f"{persona.name}'s answer could not be used ({answer})")

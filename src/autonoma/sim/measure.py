@@ -100,6 +100,5 @@ def attendance(store: SimStore, sim: Sim, event: Event) -> dict[str, Any]:
     came: set[str] = set()
     every = max(1, 60 // clock.step_seconds)
     for step in range(first, min(last, sim.record.step) + 1, every):
-        then = store.load(sim.record.id, step)
-        came |= {p.name for p in then.personas if p.tile in tiles}
+        came |= {name for name, tile in store.tiles_at(sim.record, step).items() if tile in tiles}
     return said | {"reached": sim.record.step >= last, "came": sorted(came)}

@@ -40,6 +40,20 @@ def persona_prompt(template: str, persona: Persona, day: datetime, **values: Any
     )
 
 
+def scene(world: World, persona: Persona, now: datetime) -> dict[str, str]:
+    """Where and when a prompt about the persona finds it: the time, its place, its action."""
+    return {
+        "now": f"{now:%A %B} {now.day}, {now:%H:%M}",
+        "here": world.place_at(persona.tile).address or "the street",
+        "doing": persona.action,
+    }
+
+
+def schema_of(**properties: dict[str, Any]) -> dict[str, Any]:
+    """A JSON object schema with these properties, all required, in this order."""
+    return {"type": "object", "properties": properties, "required": list(properties)}
+
+
 def clock_time(minutes: int) -> str:
     return f"{minutes // 60:02d}:{minutes % 60:02d}"
 
@@ -226,4 +240,4 @@ def _texts(least: int, most: int, longest: int) -> dict[str, Any]:
 
 
 def _object(key: str, value: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "object", "properties": {key: value}, "required": [key]}
+    return schema_of(**{key: value})

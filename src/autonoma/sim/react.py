@@ -11,14 +11,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 
 from autonoma.llm import Model
 from autonoma.runtime.budget import BudgetSpent
 from autonoma.sim.memory import TownMemory
 from autonoma.sim.perceive import Event
 from autonoma.sim.persona import Persona
-from autonoma.sim.plan import asked, decompose, minute_of_day
+from autonoma.sim.plan import asked, decompose, minute_of_day, scene, schema_of
 from autonoma.sim.schedule import SLEEPING, Action, Block
 from autonoma.sim.world import SEPARATOR, World
 from autonoma.templating import render
@@ -31,7 +30,7 @@ COOL_DOWN = timedelta(hours=2)  # before the same two talk again (game time)
 @dataclass(frozen=True)
 class Reaction:
     decision: str  # CONTINUE, REACT or TALK
-    action: str  # what the persona does instead ("" to continue)
+    action: str  # what the persona does instead, when it reacts
     minutes: int
     event: Event
 
@@ -94,33 +93,25 @@ async def decide(
         "react.j2",
         identity=persona.spec.identity(),
         who=persona.name,
-        now=f"{now:%A %B} {now.day}, {now:%H:%M}",
-        here=world.place_at(persona.tile).address or "the street",
-        doing=persona.action,
+        **scene(world, persona, now),
         subject=subject,
         about=recalled,
         status=status_texts,
         observation=event.description,
         can_talk=can_talk,
     )
-    schema: dict[str, Any] = {
-        "type": "object",
-        "properties": {
-            "decision": {"type": "string", "enum": options},
-            "reaction": {"type": "string", "maxLength": 80},
-            "minutes": {"type": "integer", "minimum": 5, "maximum": 30},
-        },
-        "required": ["decision", "reaction", "minutes"],
-    }
+    schema = schema_of(
+        decision={"type": "string", "enum": options},
+        reaction={"type": "string", "maxLength": 80},
+        minutes={"type": "integer", "minimum": 5, "maximum": 30},
+    )
     data = await asked(
         model, prompt, spent, schema, max_tokens=80, who=persona.name, what="reaction"
     )
     decision, action = str(data["decision"]), " ".join(str(data["reaction"]).split())
     if decision == REACT and not action:
         decision = CONTINUE  # a reaction with nothing to do is no reaction
-    if decision == TALK:
-        action = f"talking with {subject}"
-    return Reaction(decision, action if decision != CONTINUE else "", int(data["minutes"]), event)
+    return Reaction(decision, action if decision == REACT else "", int(data["minutes"]), event)
 
 
 async def replan(

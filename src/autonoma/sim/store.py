@@ -208,6 +208,22 @@ class SimStore:
             self._saved[record.id] = sim.parts()
         return sim
 
+    def tiles_at(self, record: SimRecord, step: int) -> dict[str, tuple[int, int]]:
+        """Where each persona stood at `step`, read from its place part alone (no world or
+        personas built: for measures over many steps)."""
+        rows = self._read(
+            "SELECT part, data FROM parts AS p WHERE sim_id = ? AND part LIKE '%' || char(9)"
+            " || 'place' AND step = (SELECT MAX(step) FROM parts WHERE sim_id = p.sim_id"
+            " AND part = p.part AND step <= ?)",
+            record.id,
+            step,
+        )
+        tiles = {}
+        for row in rows:
+            x, y = json.loads(row["data"])["tile"]
+            tiles[row["part"].split("\t")[0]] = (x, y)
+        return tiles
+
     def save(self, sim: Sim, kind: str = "", data: dict[str, Any] | None = None) -> None:
         """Store the sim's state at its step (and an event saying why, if `kind`)."""
         with self._database.tx() as db:
