@@ -371,6 +371,16 @@ def newest_of(paths: list[Path], goals: list[str]) -> dict[str, Any]:
     }
 
 
+def model_default_actions(spec: str) -> str:
+    """The action form a run takes when --actions is not given: the model's own default
+    where this version of autonoma has one, JSON before that."""
+    try:
+        from autonoma.llm.registry import default_actions
+    except ImportError:
+        return "json"
+    return default_actions(spec)
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
@@ -413,7 +423,7 @@ async def main() -> None:
         "model": spec,
         "max_steps": args.max_steps,
         "seed": args.seed,
-        "actions": args.actions or "json",
+        "actions": args.actions or model_default_actions(spec),
         "fresh_model": args.fresh_model,
     }
     rows: list[dict[str, Any]] = []
