@@ -63,16 +63,18 @@ def answers(messages: list[Message], request: CompletionRequest) -> dict[str, An
         }
     if wanted == "insights":
         return {"insights": [{"insight": "My days are busy", "because_of": [1]}]}
-    return {
-        "plan": {"plan": ["wake up at 7:00 am", "breakfast", "work", "dinner", "sleep"]},
-        "actions": {
-            "actions": [
-                {"action": "getting ready", "minutes": 10},
-                {"action": "walking over", "minutes": 10},
-                {"action": "doing it", "minutes": 10},
-            ]
-        },
-    }[wanted]
+    if wanted == "actions":  # each with a place, where the schema asks for one
+        item = schema["properties"]["actions"]["items"]["properties"]
+        places = item.get("place", {}).get("enum", [])
+        actions = [
+            {"action": words, "minutes": 10}
+            | ({"place": places[(len(messages[0].content) + n) % len(places)]} if places else {})
+            for n, words in enumerate(["getting ready", "walking over", "doing it"])
+        ]
+        return {"actions": actions}
+    if wanted == "plan":
+        return {"plan": ["wake up at 7:00 am", "breakfast", "work", "dinner", "sleep"]}
+    raise AssertionError(f"unexpected request for {wanted}")
 
 
 def crowd(n: int) -> tuple[World, list[Persona]]:

@@ -15,6 +15,7 @@ from autonoma.cli import app
 from autonoma.sim.plan import HOUR_LABELS
 from tests.cli_helpers import cli, one_line_error, spec
 from tests.fake_openai import FakeOpenAI
+from tests.sim.town_answers import first_kitchen
 
 
 def test_a_sim_is_made_listed_shown_and_an_object_set(home: Path) -> None:
@@ -90,14 +91,20 @@ def townsfolk(body: dict[str, Any]) -> dict[str, Any]:
     if wanted == "decision":  # what one sees: nothing to react to
         return {"content": json.dumps({"decision": "continue", "reaction": "", "minutes": 5})}
     answers: dict[str, Any] = {
-        "plan": ["wake up at 7:00 am", "breakfast at 7:00 am", "read at 8:00 am",
-                 "dinner at 6:00 pm", "sleep at 10:00 pm"],
-        "actions": [{"action": "making toast", "minutes": 10},
-                    {"action": "eating toast", "minutes": 10}],
-    }  # fmt: skip
+        "plan": [
+            "wake up at 7:00 am",
+            "breakfast at 7:00 am",
+            "read at 8:00 am",
+            "dinner at 6:00 pm",
+            "sleep at 10:00 pm",
+        ],
+    }
+    if wanted == "actions":
+        kitchen = first_kitchen(schema["properties"]["actions"]["items"])
+        answers["actions"] = [{"action": "making toast", "minutes": 10, **kitchen},
+                              {"action": "eating toast", "minutes": 10, **kitchen}]  # fmt: skip
     if wanted == "place":
-        places = schema["properties"]["place"]["enum"]
-        answers["place"] = next((p for p in places if p.endswith(": kitchen")), places[0])
+        answers["place"] = first_kitchen(schema)["place"]
     if wanted == "ratings":
         answers["ratings"] = [4] * schema["properties"]["ratings"]["minItems"]
     return {"content": json.dumps({wanted: answers[wanted]})}

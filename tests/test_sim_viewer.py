@@ -25,6 +25,7 @@ from autonoma.sim.plan import HOUR_LABELS
 from autonoma.sim.store import SimStore
 from tests.cli_helpers import cli, spec
 from tests.fake_openai import FakeOpenAI
+from tests.sim.town_answers import first_kitchen
 
 CHROMIUM = "/usr/bin/chromium"
 playwright = pytest.importorskip("playwright.sync_api")
@@ -49,16 +50,17 @@ def townsfolk(body: dict[str, Any]) -> dict[str, Any]:
         turn = prompt.count(": line ")  # lines said so far appear in the prompt
         answer = {"utterance": f"line {turn + 1} about breakfast", "end": turn >= 2}
     elif wanted == "place":
-        places = schema["properties"]["place"]["enum"]
-        answer = {"place": next((p for p in places if p.endswith(": kitchen")), places[0])}
+        answer = first_kitchen(schema)
+    elif wanted == "actions":
+        kitchen = first_kitchen(schema["properties"]["actions"]["items"])
+        answer = {"actions": [{"action": MARKUP, "minutes": 10, **kitchen},
+                              {"action": "eating toast", "minutes": 10, **kitchen}]}  # fmt: skip
     elif wanted == "ratings":
         answer = {"ratings": [4] * schema["properties"]["ratings"]["minItems"]}
     else:
         answer = {
             "plan": {"plan": ["wake up at 7:00 am", "breakfast at 7:00 am", "read at 8:00 am",
                               "dinner at 6:00 pm", "sleep at 10:00 pm"]},
-            "actions": {"actions": [{"action": MARKUP, "minutes": 10},
-                                    {"action": "eating toast", "minutes": 10}]},
             "about": {"about": "breakfast", "conclusion": "Breakfast together is good."},
             "answer": {"answer": "I am making toast for the family."},
         }[wanted]  # fmt: skip

@@ -53,8 +53,8 @@ async def test_a_morning_is_planned_once_and_each_persona_walks_to_its_place(
     assert seeds == 3  # each persona's seed memories rated in one request
     await town.step()
     calls = asked(model)
-    # each persona: its day, its hours, the breakfast block's actions, the first's place
-    assert (calls["plan"], calls["hours"], calls["actions"], calls["place"]) == (3, 3, 3, 3)
+    # each persona: its day, its hours, the breakfast block's actions with their places
+    assert (calls["plan"], calls["hours"], calls["actions"], calls["place"]) == (3, 3, 3, 0)
     for persona in town.sim.personas:
         schedule = persona.schedule
         assert schedule.day == "2023-02-13" and [b.activity for b in schedule.blocks] == [
@@ -69,7 +69,7 @@ async def test_a_morning_is_planned_once_and_each_persona_walks_to_its_place(
     after = asked(model)
     # nothing re-planned: only what was newly seen is rated and decided about
     assert set(after - before) <= {"ratings", "decision"}
-    assert after["plan"] == 3 and after["place"] == 3
+    assert after["plan"] == 3 and after["place"] == 0
     for persona in town.sim.personas:  # every kitchen is within 30 tiles of its home's bed
         assert persona.tile in town.sim.world.tiles_of(persona.schedule.action.place)  # type: ignore[union-attr]
     tiles = [p.tile for p in town.sim.personas]

@@ -19,6 +19,7 @@ from autonoma.sim.plan import (
     fill,
     known_places,
     merge_hours,
+    place_lines,
     plan_day,
     schedule_hours,
 )
@@ -67,30 +68,44 @@ async def test_the_hours_become_blocks_and_an_answer_never_usable_is_one_error()
 def test_merged_hours_and_filled_blocks_add_up() -> None:
     assert merge_hours(["a", "A", "b"]) == [Block(0, 120, "a"), Block(120, 60, "b")]
     block = Block(420, 60, "opening the cafe")
-    actions = fill(block, [("unlock", 5), ("coffee", 15), ("pastries", 10)])
+    actions = fill(block, [("unlock", 5, "C: door"), ("coffee", 15, "C: bar"), ("cake", 10, "")])
     assert [a.minutes for a in actions] == [10, 30, 20]
+    assert [a.place for a in actions] == ["C: door", "C: bar", ""]
     assert actions[0].start == 420 and sum(a.minutes for a in actions) == 60
-    odd = fill(Block(0, 50, "x"), [("a", 7), ("b", 7), ("c", 7)])
+    odd = fill(Block(0, 50, "x"), [("a", 7, ""), ("b", 7, ""), ("c", 7, "")])
     assert [a.minutes for a in odd] == [17, 17, 16]
 
 
-async def test_a_block_is_broken_into_actions_and_sleep_costs_no_call() -> None:
+async def test_a_block_is_broken_into_actions_at_known_places_and_sleep_costs_no_call() -> None:
+    unknown = "Lin family house: kitchen: stove"  # she has never been inside the Lins' house
+    breakdown = [
+        {"action": "unlocking the door", "minutes": 5, "place": "Hobbs Cafe: cafe"},
+        {"action": "brewing coffee", "minutes": 10, "place": "Hobbs Cafe: cafe: coffee machine"},
+    ]
     model = ScriptedModel(
-        [
-            {
-                "actions": [
-                    {"action": "unlocking the door", "minutes": 5},
-                    {"action": "brewing coffee", "minutes": 10},
-                ]
-            }
-        ]
+        [{"actions": [{**breakdown[0], "place": unknown}]}, {"actions": breakdown}]
     )
     spent = BudgetSpent()
-    actions = await decompose(model, isabella(), Block(480, 30, "opening the cafe"), DAY, spent)
-    assert actions == [Action(480, 10, "unlocking the door"), Action(490, 20, "brewing coffee")]
-    assert "From 08:00 to 08:30 (30 minutes)" in model.requests[0].messages[0].content
-    asleep = await decompose(model, isabella(), Block(0, 360, "sleeping"), DAY, spent)
-    assert asleep == [Action(0, 360, "sleeping")] and len(model.requests) == 1
+    block = Block(480, 30, "opening the cafe")
+    actions = await decompose(model, WORLD, isabella(), block, DAY, spent)
+    assert actions == [
+        Action(480, 10, "unlocking the door", "Hobbs Cafe: cafe"),
+        Action(490, 20, "brewing coffee", "Hobbs Cafe: cafe: coffee machine"),
+    ]
+    assert len(model.requests) == 2  # the place she does not know was refused and re-asked
+    asked = model.requests[0].messages[0].content
+    assert "From 08:00 to 08:30 (30 minutes)" in asked
+    assert "- Hobbs Cafe: cafe (counter, coffee machine, window table, corner table)" in asked
+    item = model.requests[0].schema["properties"]["actions"]["items"]  # type: ignore[index]
+    assert item["properties"]["place"]["enum"] == known_places(WORLD, isabella())
+    asleep = await decompose(model, WORLD, isabella(), Block(0, 360, "sleeping"), DAY, spent)
+    assert asleep == [Action(0, 360, "sleeping")] and len(model.requests) == 2
+
+
+def test_places_are_listed_an_arena_a_line_with_its_objects() -> None:
+    places = ["Home: kitchen", "Home: kitchen: stove", "Home: kitchen: sink", "Park: pond"]
+    assert place_lines(places) == ["Home: kitchen (stove, sink)", "Park: pond"]
+    assert place_lines(["Home: kitchen: stove"]) == ["Home: kitchen (stove)"]
 
 
 async def test_a_place_is_chosen_only_among_those_the_persona_knows() -> None:

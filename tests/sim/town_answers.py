@@ -12,8 +12,8 @@ HOURS = ["sleeping"] * 7 + ["having breakfast"] + ["reading a book"] * 14 + ["sl
 
 
 def townsfolk(messages: list[Message], request: CompletionRequest) -> dict[str, Any]:
-    """Every persona the same day: asleep until 7, breakfast, reading, asleep from 22; the
-    place is the first kitchen it knows (or the first place), the ratings all 4."""
+    """Every persona the same day: asleep until 7, breakfast, reading, asleep from 22; every
+    place the first kitchen it knows (or the first place), the ratings all 4."""
     schema = request.plan.schema or {}
     wanted = next(iter(schema.get("properties", {})))
     if wanted == "plan":
@@ -22,13 +22,23 @@ def townsfolk(messages: list[Message], request: CompletionRequest) -> dict[str, 
     if wanted == "00:00":  # the hours, each under its label
         return dict(zip(HOUR_LABELS, HOURS, strict=True))
     if wanted == "actions":
-        return {"actions": [{"action": "making toast", "minutes": 10},
-                            {"action": "eating toast", "minutes": 10}]}  # fmt: skip
+        kitchen = first_kitchen(schema["properties"]["actions"]["items"])
+        return {"actions": [{"action": "making toast", "minutes": 10, **kitchen},
+                            {"action": "eating toast", "minutes": 10, **kitchen}]}  # fmt: skip
     if wanted == "place":
-        places = schema["properties"]["place"]["enum"]
-        return {"place": next((p for p in places if p.endswith(": kitchen")), places[0])}
+        return first_kitchen(schema)
     if wanted == "ratings":
         return {"ratings": [4] * schema["properties"]["ratings"]["minItems"]}
     if wanted == "decision":
         return {"decision": "continue", "reaction": "", "minutes": 5}
     raise AssertionError(f"unexpected request for {wanted}")
+
+
+def first_kitchen(schema: dict[str, Any]) -> dict[str, str]:
+    """A place under `schema`: the first kitchen the persona knows, or its first place
+    (nothing where the schema asks for no place)."""
+    place = schema["properties"].get("place")
+    if place is None:
+        return {}
+    places = place["enum"]
+    return {"place": next((p for p in places if p.endswith(": kitchen")), places[0])}

@@ -133,7 +133,7 @@ class Town:
         if reaction.decision == REACT:
             place = await choose_place(self.model, world, persona, reaction.action, self.spent)
             action = Action(0, reaction.minutes, reaction.action, place, REACTION)
-            await replan(self.model, persona, now, self.spent, action)
+            await replan(self.model, world, persona, now, self.spent, action)
             self._happened(
                 "reaction", persona=persona.name, to=event.description,
                 action=reaction.action, minutes=reaction.minutes, place=place,
@@ -165,7 +165,7 @@ class Town:
             last = {**persona.talk.last, other.name: now.isoformat()}
             persona.talk = Talk(other.name, list(lines), last)
             action = Action(0, minutes, f"talking with {other.name} about {about}", "", TALKING)
-            await replan(self.model, persona, now, self.spent, action)
+            await replan(self.model, world, persona, now, self.spent, action)
 
         await asyncio.gather(settle(first, second), settle(second, first))
         between, said = [first.name, second.name], [list(line) for line in lines]
@@ -189,7 +189,9 @@ class Town:
         if block != schedule.block:
             schedule.block = block
             schedule.actions = (
-                await decompose(self.model, persona, schedule.blocks[block], now, self.spent)
+                await decompose(
+                    self.model, self.sim.world, persona, schedule.blocks[block], now, self.spent
+                )
                 if block >= 0
                 else []
             )
@@ -200,8 +202,8 @@ class Town:
             persona.talk = Talk(last=persona.talk.last)
         if schedule.blocks[block].asleep:
             place = persona.home  # no call: one sleeps at home
-        else:
-            place = await choose_place(
+        else:  # chosen with the block's breakdown; asked alone where that gave none
+            place = action.place or await choose_place(
                 self.model, self.sim.world, persona, action.description, self.spent
             )
         schedule.action = replace(action, place=place)

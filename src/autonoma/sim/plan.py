@@ -115,12 +115,16 @@ def merge_hours(hours: list[str]) -> list[Block]:
 
 
 async def decompose(
-    model: Model, persona: Persona, block: Block, day: datetime, spent: BudgetSpent
+    model: Model, world: World, persona: Persona, block: Block, day: datetime, spent: BudgetSpent
 ) -> list[Action]:
     """The block's actions, 5 to 15 minutes each as the model gives them, their lengths then
-    scaled to fill the block exactly. Sleep is one action, with no model call."""
+    scaled to fill the block exactly, each with its place: one the persona knows, chosen in
+    the same answer under a schema that lists only those (a call for each action's place
+    cost more tokens than the breakdown itself, docs/benchmarks.md). Sleep is one action at
+    home, with no model call."""
     if block.asleep or block.minutes < 10:
         return [Action(block.start, block.minutes, block.activity)]
+    places = known_places(world, persona)
     prompt = persona_prompt(
         "decompose.j2",
         persona,
@@ -129,34 +133,36 @@ async def decompose(
         end=clock_time(block.end),
         minutes=block.minutes,
         activity=block.activity,
+        places=place_lines(places),
+        home=persona.home,
     )
-    item = {
-        "type": "object",
-        "properties": {
-            "action": {"type": "string", "minLength": 3, "maxLength": 80},
-            "minutes": {"type": "integer", "minimum": 5, "maximum": 15},
-        },
-        "required": ["action", "minutes"],
-    }
+    item = schema_of(
+        action={"type": "string", "minLength": 3, "maxLength": 80},
+        minutes={"type": "integer", "minimum": 5, "maximum": 15},
+        **({"place": {"type": "string", "enum": places}} if places else {}),
+    )
     most = max(1, min(12, block.minutes // 5))
     schema = _object("actions", {"type": "array", "items": item, "minItems": 1, "maxItems": most})
-    data = await asked(model, prompt, spent, schema, max_tokens=60 * most, who=persona.name)
-    return fill(block, [(" ".join(a["action"].split()), a["minutes"]) for a in data["actions"]])
+    data = await asked(model, prompt, spent, schema, max_tokens=80 * most, who=persona.name)
+    told = [
+        (" ".join(a["action"].split()), a["minutes"], a.get("place", "")) for a in data["actions"]
+    ]
+    return fill(block, told)
 
 
-def fill(block: Block, actions: list[tuple[str, int]]) -> list[Action]:
+def fill(block: Block, actions: list[tuple[str, int, str]]) -> list[Action]:
     """The actions' lengths scaled to the block's, in whole minutes, the last taking what
     rounding left; an action scaled to nothing is dropped."""
-    total = sum(minutes for _, minutes in actions)
+    total = sum(minutes for _, minutes, _ in actions)
     filled: list[Action] = []
     start = block.start
-    for n, (description, minutes) in enumerate(actions):
+    for n, (description, minutes, place) in enumerate(actions):
         length = (
             block.end - start if n == len(actions) - 1 else round(minutes * block.minutes / total)
         )
         length = min(length, block.end - start)
         if length > 0:
-            filled.append(Action(start, length, description))
+            filled.append(Action(start, length, description, place))
             start += length
     return filled
 
@@ -172,6 +178,16 @@ def known_places(world: World, persona: Persona) -> list[str]:
                 for thing in persona.spatial.objects(sector, arena)
             ]
     return [p for p in places if _on_map(world, p)]
+
+
+def place_lines(places: list[str]) -> list[str]:
+    """The places as a prompt lists them: one line an arena, its objects after it in
+    brackets ("Hobbs Cafe: kitchen (oven, sink)"), half the tokens of one line a place."""
+    objects: dict[str, list[str]] = {}
+    for address in places:
+        sector, arena, *thing = address.split(SEPARATOR, 2)
+        objects.setdefault(f"{sector}{SEPARATOR}{arena}", []).extend(thing)
+    return [f"{arena} ({', '.join(found)})" if found else arena for arena, found in objects.items()]
 
 
 def _on_map(world: World, address: str) -> bool:
@@ -196,7 +212,7 @@ async def choose_place(
         here=here,
         action=action,
         home=persona.home,
-        places=places,
+        places=place_lines(places),
     )
     schema = _object("place", {"type": "string", "enum": places})
     data = await asked(model, prompt, spent, schema, max_tokens=60, who=persona.name)

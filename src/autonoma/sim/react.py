@@ -116,6 +116,7 @@ async def decide(
 
 async def replan(
     model: Model,
+    world: World,
     persona: Persona,
     now: datetime,
     spent: BudgetSpent,
@@ -130,7 +131,7 @@ async def replan(
     end = min(block.end, start + action.minutes)
     began = Action(start, end - start, action.description, action.place, action.kind)
     rest = Block(end, block.end - end, block.activity)
-    later = await decompose(model, persona, rest, now, spent) if rest.minutes > 0 else []
+    later = await decompose(model, world, persona, rest, now, spent) if rest.minutes > 0 else []
     earlier = [a for a in schedule.actions if a.end <= start]
     schedule.actions = [*earlier, began, *later]
     schedule.action = began
