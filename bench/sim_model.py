@@ -6,7 +6,12 @@ persona's calls of a step at once, memories in a real stream), each call recorde
 tokens the server counted (bench/results/sim_model_<label>.json, docs/benchmarks.md).
 
     python bench/sim_model.py --label NAME [--town small_town] [--steps 360]
-        [--start "2023-02-13 07:00"] [--model local:qwen2.5-coder-1.5b]
+        [--start "2023-02-13 07:00"] [--model local:qwen2.5-coder-1.5b] [--keep DIR]
+
+With `--keep DIR` the sim, its memories and every call so far are kept in DIR, so a measure
+longer than one sitting (a game day is 8,640 steps) is stopped with Ctrl-C or a TERM signal
+and taken up again by the same command: `--steps` counts from the sim's first step, and the
+result covers every sitting.
 """
 
 from __future__ import annotations
@@ -14,6 +19,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import datetime as dt
+import json
+import signal
 import sys
 import tempfile
 import time
@@ -35,8 +42,9 @@ from bench.common import machine, write_result
 REFERENCE = {"requests_per_persona_step": 0.15, "tokens_per_persona_step": 72}
 
 
-def counted(model: Model, calls: list[dict[str, Any]]) -> Model:
-    """`model` with each request recorded: its kind (the schema's first key), its tokens."""
+def counted(model: Model, calls: list[dict[str, Any]], log: Path | None = None) -> Model:
+    """`model` with each request recorded: its kind (the schema's first key), its tokens;
+    each also appended to `log` as it ends, so a stopped measure loses none."""
     request = model.request
 
     async def recording(messages: Any, **options: Any) -> ModelResponse:
@@ -46,9 +54,9 @@ def counted(model: Model, calls: list[dict[str, Any]]) -> Model:
         try:
             response = await request(messages, **options)
         except Exception as error:
-            calls.append({"kind": kind, "failed": type(error).__name__})
+            record({"kind": kind, "failed": type(error).__name__})
             raise
-        calls.append({
+        record({
             "kind": "hours" if kind == "00:00" else kind,
             "prompt_tokens": response.usage.prompt_tokens,
             "completion_tokens": response.usage.completion_tokens,
@@ -56,26 +64,60 @@ def counted(model: Model, calls: list[dict[str, Any]]) -> Model:
         })  # fmt: skip
         return response
 
+    def record(call: dict[str, Any]) -> None:
+        calls.append(call)
+        if log is not None:
+            with log.open("a") as out:
+                out.write(json.dumps(call) + "\n")
+
     model.request = recording  # type: ignore[method-assign]
     return model
 
 
-async def run(town: str, steps: int, start: dt.datetime, spec: str, root: Path) -> dict[str, Any]:
-    world = shipped_world(town)
-    people = shipped_personas(town, world)
-    store = SimStore(root / "sims.db")
-    sim = store.create("bench", world, people, GameClock(start))
+def earlier(log: Path) -> tuple[list[dict[str, Any]], float]:
+    """The calls and the wall seconds of a kept measure's earlier sittings."""
     calls: list[dict[str, Any]] = []
-    model = counted(open_model(spec), calls)
+    wall = 0.0
+    if log.exists():
+        for line in log.read_text().splitlines():
+            entry = json.loads(line)
+            if "sitting" in entry:
+                wall += entry["sitting"]["wall_seconds"]
+            else:
+                calls.append(entry)
+    return calls, wall
+
+
+async def run(town: str, steps: int, start: dt.datetime, spec: str, root: Path) -> dict[str, Any]:
+    """The sim from where `root` left it (from `start` if it holds none) to step `steps`."""
+    store = SimStore(root / "sims.db")
+    if any(record.name == "bench" for record in store.records()):
+        sim = store.load("bench")
+        world, people = sim.world, sim.personas
+    else:
+        world = shipped_world(town)
+        people = shipped_personas(town, world)
+        sim = store.create("bench", world, people, GameClock(start))
+    log = root / "calls.jsonl"
+    calls, wall_before = earlier(log)
+    model = counted(open_model(spec), calls, log)
+    first = sim.step
     wall = time.perf_counter()
     try:
-        ran = await run_sim(store, sim, model, LexicalEmbedder(), steps)
+        await run_sim(store, sim, model, LexicalEmbedder(), steps)
     finally:
         await model.aclose()
-    wall = time.perf_counter() - wall
+        sitting = {
+            "from_step": first,
+            "to_step": sim.step,
+            "wall_seconds": time.perf_counter() - wall,
+        }
+        with log.open("a") as out:
+            out.write(json.dumps({"sitting": sitting}) + "\n")
+    wall = wall_before + sitting["wall_seconds"]
     events = Counter(kind for _, kind, _ in store.events(sim.record.id))
     store.close()
-    persona_steps = steps * len(people)
+    persona_steps = sim.step * len(people)
     tokens = sum(c.get("prompt_tokens", 0) + c.get("completion_tokens", 0) for c in calls)
     by_kind: dict[str, dict[str, Any]] = {}
     for call in calls:
@@ -86,7 +128,7 @@ async def run(town: str, steps: int, start: dt.datetime, spec: str, root: Path) 
     return {
         "town": town,
         "personas": len(people),
-        "steps": ran.steps,
+        "steps": sim.step,
         "game_time": f"{sim.clock.describe(0)} to {sim.clock.describe(sim.step)}",
         "wall_seconds": round(wall, 1),
         "model_calls": len(calls),
@@ -97,7 +139,7 @@ async def run(town: str, steps: int, start: dt.datetime, spec: str, root: Path) 
         "share_of_reference_tokens": round(tokens / persona_steps / 72, 3),
         "by_kind": by_kind,
         "happened": {k: v for k, v in events.items() if k in ("reaction", "talk", "reflection")},
-        "game_day_hours_at_this_rate": round(wall / ran.steps * 8640 / 3600, 1),
+        "game_day_hours_at_this_rate": round(wall / sim.step * 8640 / 3600, 1),
         "calls": calls,
     }
 
@@ -109,10 +151,17 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=360)
     parser.add_argument("--start", default="2023-02-13 07:00")
     parser.add_argument("--model", default="local:qwen2.5-coder-1.5b")
+    parser.add_argument("--keep", type=Path, help="keep the sim here, to take it up again")
     options = parser.parse_args()
     start = dt.datetime.fromisoformat(options.start)
-    with tempfile.TemporaryDirectory() as root:
-        result = asyncio.run(run(options.town, options.steps, start, options.model, Path(root)))
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # stopped as by Ctrl-C: kept
+    if options.keep is not None:
+        options.keep.mkdir(parents=True, exist_ok=True)
+        result = asyncio.run(run(options.town, options.steps, start, options.model, options.keep))
+    else:
+        with tempfile.TemporaryDirectory() as root:
+            args = (options.town, options.steps, start, options.model, Path(root))
+            result = asyncio.run(run(*args))
     shown = {k: v for k, v in result.items() if k != "calls"}
     print(shown)
     write_result(f"sim_model_{options.label}", {
