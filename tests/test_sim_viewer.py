@@ -23,7 +23,7 @@ import pytest
 
 from autonoma.sim.plan import HOUR_LABELS
 from autonoma.sim.store import SimStore
-from tests.cli_helpers import cli, spec
+from tests.cli_helpers import cli, one_line_error, spec
 from tests.fake_openai import FakeOpenAI
 from tests.sim.town_answers import first_kitchen
 
@@ -181,7 +181,7 @@ def fetched(url: str, body: dict[str, Any] | None = None) -> tuple[int, Any]:
         return error.code, json.loads(error.read())
 
 
-def test_the_viewer_says_what_is_missing(viewer: str) -> None:
+def test_the_viewer_says_what_is_missing(viewer: str, home: Path) -> None:
     assert fetched(f"{viewer}/sims/oak")[0] == 404
     status, said = fetched(f"{viewer}/api/sims/willow/personas/Klaus")
     assert status == 404 and "no persona 'Klaus'" in said["detail"]
@@ -195,3 +195,8 @@ def test_the_viewer_says_what_is_missing(viewer: str) -> None:
         f"{viewer}/api/sims/willow/interview", {"persona": "Klaus", "question": "Hi?"}
     )
     assert status == 404 and "no persona 'Klaus'" in said["detail"]
+    # a second viewer on the same port: one line saying so, before any address is printed
+    port = viewer.rsplit(":", 1)[1]
+    again = cli(home, "sim", "serve", "willow", "--port", port)
+    assert f"cannot serve on 127.0.0.1:{port}" in one_line_error(again)
+    assert "http://" not in again.stdout

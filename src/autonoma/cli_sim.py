@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import socket
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -527,8 +528,13 @@ def sim_serve(
             await llm.aclose()
 
     app = create_app(store, interviewer, closing)
+    try:  # bound before the address is printed: a port in use is one line, not uvicorn's log
+        listening = socket.create_server((host, port))
+    except OSError as error:
+        raise AutonomaError(f"cannot serve on {host}:{port}: {error.strerror or error}") from None
     out.print(Text(f"the town's viewer: http://{host}:{port}/sims/{shown} (Ctrl-C stops it)"))
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    config = uvicorn.Config(app, log_level="warning")
+    uvicorn.Server(config).run(sockets=[listening])
 
 
 @asynccontextmanager
