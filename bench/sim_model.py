@@ -25,6 +25,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -42,9 +43,14 @@ from bench.common import machine, write_result
 REFERENCE = {"requests_per_persona_step": 0.15, "tokens_per_persona_step": 72}
 
 
-def counted(model: Model, calls: list[dict[str, Any]], log: Path | None = None) -> Model:
-    """`model` with each request recorded: its kind (the schema's first key), its tokens;
-    each also appended to `log` as it ends, so a stopped measure loses none."""
+def counted(
+    model: Model,
+    calls: list[dict[str, Any]],
+    log: Path | None = None,
+    step: Callable[[], int] = lambda: 0,
+) -> Model:
+    """`model` with each request recorded: its kind (the schema's first key), its tokens, the
+    sim's step; each also appended to `log` as it ends, so a stopped measure loses none."""
     request = model.request
 
     async def recording(messages: Any, **options: Any) -> ModelResponse:
@@ -61,6 +67,7 @@ def counted(model: Model, calls: list[dict[str, Any]], log: Path | None = None) 
             "prompt_tokens": response.usage.prompt_tokens,
             "completion_tokens": response.usage.completion_tokens,
             "seconds": round(time.perf_counter() - started, 2),
+            "step": step(),
         })  # fmt: skip
         return response
 
@@ -100,7 +107,7 @@ async def run(town: str, steps: int, start: dt.datetime, spec: str, root: Path) 
         sim = store.create("bench", world, people, GameClock(start))
     log = root / "calls.jsonl"
     calls, wall_before = earlier(log)
-    model = counted(open_model(spec), calls, log)
+    model = counted(open_model(spec), calls, log, lambda: sim.step)
     first = sim.step
     wall = time.perf_counter()
     try:
