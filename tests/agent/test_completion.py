@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from autonoma.agent.completion import deliverables, named_files, unmet_deliverables
+from autonoma.agent.completion import deliverables, misnamed, named_files, unmet_deliverables
 from autonoma.tools import Workspace
 
 
@@ -62,3 +62,22 @@ def test_a_file_found_at_the_start_and_gone_is_not_missing(tmp_path: Path) -> No
     assert unmet_deliverables(workspace, goal, found_at_start={"draft.txt"}) == [
         "final.txt does not exist yet"
     ]
+
+
+def test_a_name_near_one_the_goals_give_is_said_with_it() -> None:
+    task = [
+        "Read the file called notes and write its first line, in capital letters, to title.txt."
+    ]
+    near = misnamed(["notes.md", "title"], task, found_at_start={"notes.md"})
+    assert near == ["title is not title.txt, the name the goals give"]
+    assert misnamed(["notes.md", "title.txt"], task, found_at_start={"notes.md"}) == []
+    assert misnamed(["logtxt"], ["Write 'started' to log.txt"]) == [
+        "logtxt is not log.txt, the name the goals give"
+    ]
+    assert misnamed(["out/title"], ["Write it to out/title.txt"]) == [
+        "out/title is not out/title.txt, the name the goals give"
+    ]
+    # other names are the work's own business: a helper file, a name found at the start
+    assert (
+        misnamed(["scratch.py", "draft"], ["Write it to title.txt"], found_at_start={"draft"}) == []
+    )

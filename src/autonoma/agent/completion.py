@@ -96,12 +96,18 @@ def misnamed(
     named = named_files(texts)
     if not named:
         return []
+    # a name without the suffix the goals give: the 1.5B model wrote 'title' ten steps
+    # running for "write it to title.txt", each time told title.txt was missing
+    unsuffixed = {
+        str(PurePosixPath(n).with_suffix("")): n for n in named if PurePosixPath(n).suffix
+    }
     said = []
     for name in files:
         if name in named or name in found_at_start:
             continue
         alike = [n for n in named if abs(len(n) - len(name)) <= 2]  # cheap in a big tree
         near = difflib.get_close_matches(name, alike, n=1, cutoff=0.8) if alike else []
+        near = near or ([unsuffixed[name]] if name in unsuffixed else [])
         if near:
             said.append(f"{name} is not {near[0]}, the name the goals give")
     return said
