@@ -172,3 +172,18 @@ def test_a_compound_statement_on_its_headers_line_is_put_under_it() -> None:
         assert mend_json_slips(fine) == fine
     hopeless = "with open(out) as f: for: pass"
     assert mend_json_slips(hopeless) == hopeless
+
+
+def test_a_calls_left_out_bracket_and_a_keyword_dotted_to_a_name_are_put_right() -> None:
+    # combine_parts: five programs with this line, each refused as a SyntaxError
+    broken = "with open 'part3.txt') as f: lines3 = f.readlines()\nprint(len lines3))"
+    assert mend_json_slips(broken) == (
+        "with open('part3.txt') as f: lines3 = f.readlines()\nprint(len(lines3))"
+    )
+    assert mend_json_slips("with.open('in.txt') as f: n = 1") == "with open('in.txt') as f: n = 1"
+    assert mend_json_slips("for.line in f.readlines(): pass") == "for line in f.readlines(): pass"
+    # a dot after a keyword inside a string, or between names, is not touched
+    for whole in ["open('data/in.txt')", "x = os.path.join('a', 'b')", "print('for.each')"]:
+        assert mend_json_slips(whole) == whole
+    # an unmatched bracket no left-out opening explains is left for the model to see
+    assert mend_json_slips("x = (1 + 2))\ny = 3") == "x = (1 + 2))\ny = 3"

@@ -34,6 +34,13 @@ statement after a header's colon, not a compound one; where a line does not comp
 broken after a header's colon (outside brackets and strings) that a compound statement's
 keyword follows, the rest indented under it, if that makes the line whole.
 
+A call's opening bracket is sometimes left out, the name then a space before its arguments:
+`with open 'part3.txt') as f:` (five programs of one combine_parts run, each a SyntaxError the
+model wrote again); and a keyword is joined to the next name by a dot: `with.open(...)`. Where
+the compiler calls a `)` unmatched, the bracket is put back after a name that a space and an
+argument follow; where a line does not compile, a dot after a keyword becomes a space; each
+only if that makes the line whole.
+
 The JSON around the program slips in too: a program ending in `write_file(...)}` carries the
 object's closing brace. A closing bracket the compiler calls unmatched, followed by nothing but
 closing brackets to the program's end, is dropped.
@@ -44,6 +51,7 @@ from __future__ import annotations
 import ast
 import io
 import itertools
+import keyword
 import re
 import tokenize
 from collections.abc import Collection, Iterable
@@ -65,6 +73,12 @@ def mend_json_slips(code: str, most: int = 50) -> str:
             ending = code.rstrip().split("\n")
             at = (error.offset or 1) - 1
             rest = ending[-1][at:]
+            if message.startswith("unmatched ')'") and (mended := _open_call(lines, line)):
+                code = mended
+                continue
+            if (mended := _keyword_dot(lines, line)) is not None:
+                code = mended
+                continue
             if message.startswith("unmatched '") and line == len(ending) and _closers(rest):
                 code = "\n".join([*ending[:-1], ending[-1][:at] + rest[1:]])
                 continue
@@ -104,6 +118,51 @@ def _escape_apostrophes(lines: list[str], line: int) -> str | None:
     if call and '"' not in call["body"]:  # task_complete('holds 'red', 'green' and 'blue'')
         tries.append(f'{call["head"]}"{call["body"]}"{call["tail"]}')
     return _first_whole(lines, line, tries)
+
+
+def _open_call(lines: list[str], line: int) -> str | None:
+    """The program with a call's left-out opening bracket put back on line `line` (after the
+    first name, from the left, that a space and an argument follow and after which the
+    program compiles up to past that line: `open 'a.txt')`); else None."""
+    if not 0 < line <= len(lines):
+        return None
+    text = lines[line - 1]
+    tries = [
+        text[: m.end(1)] + "(" + text[m.end() :]
+        for m in _SPACED_NAME.finditer(text)
+        if not keyword.iskeyword(m[1])
+    ]
+    return _first_whole(lines, line, tries)
+
+
+def _keyword_dot(lines: list[str], line: int) -> str | None:
+    """The program with each keyword joined by a dot to the name after it on line `line`
+    (`with.open(...)`, outside strings) parted by a space, if it then compiles up to past
+    that line."""
+    if not 0 < line <= len(lines):
+        return None
+    text = lines[line - 1]
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text + "\n").readline))
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    dots = [
+        dot.start[1]
+        for word, dot, name in zip(tokens, tokens[1:], tokens[2:], strict=False)
+        if word.type == tokenize.NAME
+        and keyword.iskeyword(word.string)
+        and dot.string == "."
+        and word.end == dot.start
+        and dot.end == name.start
+        and name.type == tokenize.NAME
+    ]
+    if not dots:
+        return None
+    parted = "".join(" " if n in dots else c for n, c in enumerate(text))
+    return _first_whole(lines, line, [parted])
+
+
+_SPACED_NAME = re.compile(r"\b([A-Za-z_]\w*)[ \t]+(?=['\"\w])")
 
 
 def _indent_block(lines: list[str], line: int) -> str | None:
