@@ -40,6 +40,7 @@ from autonoma.sim.runner import run_sim
 from autonoma.sim.store import SimStore
 from bench.common import machine, write_result
 
+ANSWERS_KEPT = ("ratings", "decision")
 REFERENCE = {"requests_per_persona_step": 0.15, "tokens_per_persona_step": 72}
 
 
@@ -50,7 +51,9 @@ def counted(
     step: Callable[[], int] = lambda: 0,
 ) -> Model:
     """`model` with each request recorded: its kind (the schema's first key), its tokens, the
-    sim's step; each also appended to `log` as it ends, so a stopped measure loses none."""
+    sim's step, and the answer of the small kinds (ratings, decisions: what tells whether a
+    call could have been spared); each also appended to `log` as it ends, so a stopped
+    measure loses none."""
     request = model.request
 
     async def recording(messages: Any, **options: Any) -> ModelResponse:
@@ -68,6 +71,7 @@ def counted(
             "completion_tokens": response.usage.completion_tokens,
             "seconds": round(time.perf_counter() - started, 2),
             "step": step(),
+            **kept(kind, messages, response),
         })  # fmt: skip
         return response
 
@@ -79,6 +83,16 @@ def counted(
 
     model.request = recording  # type: ignore[method-assign]
     return model
+
+
+def kept(kind: str, messages: Any, response: ModelResponse) -> dict[str, Any]:
+    """For a rating or a decision, its answer and what it was about (its prompt's memory or
+    observation lines): whether such a call could have been spared is read from them."""
+    if kind not in ANSWERS_KEPT:
+        return {}
+    text = "\n".join(str(getattr(m, "content", "")) for m in messages)
+    about = [line for line in text.splitlines() if line.startswith(("Observation:", "Memory "))]
+    return {"answer": response.data, "about": about}
 
 
 def earlier(log: Path) -> tuple[list[dict[str, Any]], float]:
