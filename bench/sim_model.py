@@ -90,7 +90,7 @@ def kept(kind: str, messages: Any, response: ModelResponse) -> dict[str, Any]:
     observation lines): whether such a call could have been spared is read from them."""
     if kind not in ANSWERS_KEPT:
         return {}
-    text = "\n".join(str(getattr(m, "content", "")) for m in messages)
+    text = "\n".join(str(m["content"] if isinstance(m, dict) else m.content) for m in messages)
     about = [line for line in text.splitlines() if line.startswith(("Observation:", "Memory "))]
     return {"answer": response.data, "about": about}
 
