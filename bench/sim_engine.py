@@ -71,7 +71,8 @@ def answers(messages: list[Message], request: CompletionRequest) -> dict[str, An
             | ({"place": places[(len(messages[0].content) + n) % len(places)]} if places else {})
             for n, words in enumerate(["getting ready", "walking over", "doing it"])
         ]
-        return {"actions": actions}
+        top = schema["properties"].get("place", {}).get("enum", [])  # a reaction's place
+        return {"actions": actions, **({"place": top[0]} if top else {})}
     if wanted == "plan":
         return {"plan": ["wake up at 7:00 am", "breakfast", "work", "dinner", "sleep"]}
     raise AssertionError(f"unexpected request for {wanted}")

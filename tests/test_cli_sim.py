@@ -103,11 +103,11 @@ def townsfolk(body: dict[str, Any]) -> dict[str, Any]:
         kitchen = first_kitchen(schema["properties"]["actions"]["items"])
         answers["actions"] = [{"action": "making toast", "minutes": 10, **kitchen},
                               {"action": "eating toast", "minutes": 10, **kitchen}]  # fmt: skip
-    if wanted == "place":
-        answers["place"] = first_kitchen(schema)["place"]
     if wanted == "ratings":
         answers["ratings"] = [4] * schema["properties"]["ratings"]["minItems"]
-    return {"content": json.dumps({wanted: answers[wanted]})}
+    if wanted == "place":
+        return {"content": json.dumps(first_kitchen(schema))}
+    return {"content": json.dumps({wanted: answers[wanted], **first_kitchen(schema)})}
 
 
 def test_a_sim_runs_stores_its_steps_and_resumes_after_its_server_failed(

@@ -54,7 +54,8 @@ def townsfolk(body: dict[str, Any]) -> dict[str, Any]:
     elif wanted == "actions":
         kitchen = first_kitchen(schema["properties"]["actions"]["items"])
         answer = {"actions": [{"action": MARKUP, "minutes": 10, **kitchen},
-                              {"action": "eating toast", "minutes": 10, **kitchen}]}  # fmt: skip
+                              {"action": "eating toast", "minutes": 10, **kitchen}],
+                  **first_kitchen(schema)}  # fmt: skip
     elif wanted == "ratings":
         answer = {"ratings": [4] * schema["properties"]["ratings"]["minItems"]}
     else:

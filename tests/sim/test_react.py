@@ -27,9 +27,9 @@ from autonoma.sim.engine import Town
 from autonoma.sim.memory import TownMemory, game_seconds, town_raters
 from autonoma.sim.persona import Persona, shipped_personas
 from autonoma.sim.plan import minute_of_day
-from autonoma.sim.react import COOL_DOWN
+from autonoma.sim.react import COOL_DOWN, replan
 from autonoma.sim.runner import run_sim
-from autonoma.sim.schedule import PLANNED, REACTION, TALK
+from autonoma.sim.schedule import PLANNED, REACTION, TALK, Action
 from autonoma.sim.store import SimStore
 
 from .town_answers import townsfolk
@@ -123,9 +123,14 @@ async def test_a_reaction_takes_over_and_the_rest_of_the_block_is_planned_again(
             break
     action = mei.schedule.action
     assert action is not None and action.kind == REACTION
-    assert mei.action == "pouring John some juice" and action.place  # a place was chosen
+    assert mei.action == "pouring John some juice" and action.place.endswith(": kitchen")
     [happened] = [data for kind, data in town.drain() if kind == "reaction"]
     assert happened["to"] == "John Lin is making toast" and happened["minutes"] == 10
+    # placed in the same answer as the rest of the block, with no call of its own
+    assert happened["place"] == action.place and requests_for(model, "place") == []
+    replanned = requests_for(model, "actions")[-1]
+    assert "Mei Lin is pouring John some juice. Then, from" in prompt_of(replanned)
+    assert list(replanned.schema["properties"]) == ["actions", "place"]  # type: ignore[index]
     now = town.sim.clock.at(town.sim.step - 1)
     assert action.start == minute_of_day(now) and action.minutes == 10
     block = mei.schedule.blocks[mei.schedule.block]
@@ -140,6 +145,19 @@ async def test_a_reaction_takes_over_and_the_rest_of_the_block_is_planned_again(
         r for r in requests_for(model, "decision")[decided:] if "Mei Lin is at" in prompt_of(r)
     ]
     assert mei_decisions == []
+
+
+async def test_a_reaction_to_the_end_of_its_block_is_placed_on_its_own(tmp_path: Path) -> None:
+    model = scripted(continuing)
+    town, _ = open_town(tmp_path, model, MORNING)
+    mei = town.sim.persona("Mei Lin")
+    await town.step()  # the day planned: breakfast from 07:00 to 08:00
+    late = MORNING + timedelta(minutes=55)
+    action = Action(0, 10, "wiping the table", "", REACTION)
+    await replan(model, town.sim.world, mei, late, BudgetSpent(), action)
+    began = mei.schedule.action
+    assert began is not None and began.minutes == 5 and began.place.endswith(": kitchen")
+    assert len(requests_for(model, "place")) == 1  # no time left to break down: asked alone
 
 
 async def test_two_who_meet_talk_in_turns_and_both_remember_it(tmp_path: Path) -> None:

@@ -57,7 +57,9 @@ async def test_the_small_model_decides_reacts_and_talks_under_the_schemas(tmp_pa
     from autonoma.sim.dialogue import conclude, converse
     from autonoma.sim.memory import TownMemory, town_raters
     from autonoma.sim.perceive import Event
+    from autonoma.sim.plan import decompose_after
     from autonoma.sim.react import CONTINUE, REACT, TALK, decide
+    from autonoma.sim.schedule import Block
 
     ModelStore().ensure("smollm2-135m")
     world = shipped_world("small_town")
@@ -74,6 +76,11 @@ async def test_the_small_model_decides_reacts_and_talks_under_the_schemas(tmp_pa
         reaction = await decide(model, memory, world, mei, seen, now, spent, can_talk=True)
         assert reaction.decision in (CONTINUE, REACT, TALK)
         assert 5 <= reaction.minutes <= 30
+        # a reaction's place and the rest of the block after it, in one answer
+        rest = Block(460, 20, "having breakfast")
+        place, later = await decompose_after(model, world, mei, rest, now, spent, "wiping up")
+        known = known_places(world, mei)
+        assert place in known and later and all(a.place in known for a in later)
         lines = await converse(model, memory, world, mei, john, now, spent, turns=2)
         assert 1 <= len(lines) <= 4 and all(said.strip() for _, said in lines)
         assert lines[0][0] == "Mei Lin" and all(

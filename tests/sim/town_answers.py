@@ -24,7 +24,8 @@ def townsfolk(messages: list[Message], request: CompletionRequest) -> dict[str, 
     if wanted == "actions":
         kitchen = first_kitchen(schema["properties"]["actions"]["items"])
         return {"actions": [{"action": "making toast", "minutes": 10, **kitchen},
-                            {"action": "eating toast", "minutes": 10, **kitchen}]}  # fmt: skip
+                            {"action": "eating toast", "minutes": 10, **kitchen}],
+                **first_kitchen(schema)}  # a reaction's place, where one is asked  # fmt: skip
     if wanted == "place":
         return first_kitchen(schema)
     if wanted == "ratings":

@@ -131,9 +131,9 @@ class Town:
         if reaction.decision == TALK:
             return reaction
         if reaction.decision == REACT:
-            place = await choose_place(self.model, world, persona, reaction.action, self.spent)
-            action = Action(0, reaction.minutes, reaction.action, place, REACTION)
+            action = Action(0, reaction.minutes, reaction.action, "", REACTION)
             await replan(self.model, world, persona, now, self.spent, action)
+            place = persona.schedule.action.place if persona.schedule.action else ""
             self._happened(
                 "reaction", persona=persona.name, to=event.description,
                 action=reaction.action, minutes=reaction.minutes, place=place,

@@ -124,6 +124,34 @@ async def decompose(
     home, with no model call."""
     if block.asleep or block.minutes < 10:
         return [Action(block.start, block.minutes, block.activity)]
+    _, actions = await _breakdown(model, world, persona, block, day, spent)
+    return actions
+
+
+async def decompose_after(
+    model: Model,
+    world: World,
+    persona: Persona,
+    block: Block,
+    day: datetime,
+    spent: BudgetSpent,
+    first: str,
+) -> tuple[str, list[Action]]:
+    """Where the persona does `first` (a reaction, just before `block`), and the block's
+    actions after it as `decompose` gives them, in one answer (a reaction's place asked on
+    its own cost a call of its own)."""
+    return await _breakdown(model, world, persona, block, day, spent, first)
+
+
+async def _breakdown(
+    model: Model,
+    world: World,
+    persona: Persona,
+    block: Block,
+    day: datetime,
+    spent: BudgetSpent,
+    first: str = "",
+) -> tuple[str, list[Action]]:
     places = known_places(world, persona)
     prompt = persona_prompt(
         "decompose.j2",
@@ -135,19 +163,22 @@ async def decompose(
         activity=block.activity,
         places=place_lines(places),
         home=persona.home,
+        first=first if places else "",
     )
+    place = {"type": "string", "enum": places}
     item = schema_of(
         action={"type": "string", "minLength": 3, "maxLength": 80},
         minutes={"type": "integer", "minimum": 5, "maximum": 15},
-        **({"place": {"type": "string", "enum": places}} if places else {}),
+        **({"place": place} if places else {}),
     )
     most = max(1, min(12, block.minutes // 5))
-    schema = _object("actions", {"type": "array", "items": item, "minItems": 1, "maxItems": most})
-    data = await asked(model, prompt, spent, schema, max_tokens=80 * most, who=persona.name)
+    actions = {"type": "array", "items": item, "minItems": 1, "maxItems": most}
+    schema = schema_of(actions=actions, **({"place": place} if first and places else {}))
+    data = await asked(model, prompt, spent, schema, max_tokens=80 * most + 30, who=persona.name)
     told = [
         (" ".join(a["action"].split()), a["minutes"], a.get("place", "")) for a in data["actions"]
     ]
-    return fill(block, told)
+    return str(data.get("place", "")), fill(block, told)
 
 
 def fill(block: Block, actions: list[tuple[str, int, str]]) -> list[Action]:

@@ -17,8 +17,16 @@ from autonoma.runtime.budget import BudgetSpent
 from autonoma.sim.memory import TownMemory
 from autonoma.sim.perceive import Event
 from autonoma.sim.persona import Persona
-from autonoma.sim.plan import asked, decompose, minute_of_day, scene, schema_of
-from autonoma.sim.schedule import SLEEPING, Action, Block
+from autonoma.sim.plan import (
+    asked,
+    choose_place,
+    decompose,
+    decompose_after,
+    minute_of_day,
+    scene,
+    schema_of,
+)
+from autonoma.sim.schedule import REACTION, SLEEPING, Action, Block
 from autonoma.sim.world import SEPARATOR, World
 from autonoma.templating import render
 
@@ -124,14 +132,23 @@ async def replan(
 ) -> None:
     """`action` (a reaction or a conversation, beginning now) takes the place of what the
     persona was doing, and the rest of the current block is broken into actions again from
-    where it ends (the paper's re-plan after a reaction)."""
+    where it ends (the paper's re-plan after a reaction). A reaction with no place yet is
+    placed in the same answer as the rest, or alone when no time of the block is left."""
     schedule = persona.schedule
     block = schedule.blocks[schedule.block]
     start = minute_of_day(now)
     end = min(block.end, start + action.minutes)
-    began = Action(start, end - start, action.description, action.place, action.kind)
     rest = Block(end, block.end - end, block.activity)
-    later = await decompose(model, world, persona, rest, now, spent) if rest.minutes > 0 else []
+    place, later = action.place, []
+    placed = action.kind != REACTION or bool(place)
+    if rest.minutes > 0 and placed:
+        later = await decompose(model, world, persona, rest, now, spent)
+    elif rest.minutes > 0:
+        args = (model, world, persona, rest, now, spent, action.description)
+        place, later = await decompose_after(*args)
+    if not place and not placed:
+        place = await choose_place(model, world, persona, action.description, spent)
+    began = Action(start, end - start, action.description, place, action.kind)
     earlier = [a for a in schedule.actions if a.end <= start]
     schedule.actions = [*earlier, began, *later]
     schedule.action = began
