@@ -158,6 +158,7 @@ async def test_a_judged_check_is_judged_at_the_claim(tmp_path: Path) -> None:
             act("write_file", path="sorted.txt", text="ALICE\nBOB\nCAROL\n"),
             act("task_complete", reason="sorted"),
             {"passed": False, "why": "the names were put in capitals"},
+            WORKED,  # the no contested: the task worked out again disagrees with the work
             act("write_file", path="sorted.txt", text=RIGHT),  # the code check passes:
             {"passed": True, "why": "the spelling is kept"},  # the judge is asked at once
         ],
@@ -351,6 +352,7 @@ async def test_a_judged_check_is_asked_again_only_about_a_changed_workspace(
             {"passed": False, "why": "sorted.txt does not exist yet"},  # not met before work
             act("write_file", path="sorted.txt", text=RIGHT),
             {"passed": False, "why": "not yet"},
+            {"files": [{"name": "sorted.txt", "text": WRONG}]},  # worked out: the no stands
             act("read_file", path="sorted.txt"),  # nothing changed: the judge is not asked
             act("write_file", path="sorted.txt", text=RIGHT),  # the same text: not asked
             act("write_file", path="sorted.txt", text=RIGHT + "\n"),  # changed, still passes
@@ -617,6 +619,38 @@ async def test_a_failing_value_typed_by_hand_is_set_aside_when_the_task_worked_o
         [{"checks": [CHECK]}, act("write_file", path="sorted.txt", text=WRONG),
          act("task_complete", reason="done")],
         steps=2, events=events,
+    )  # fmt: skip
+    assert status == "budget_exhausted" and model.remaining == 0
+
+
+async def test_a_criterion_the_judge_fails_is_set_aside_when_the_task_worked_out_agrees(
+    tmp_path: Path,
+) -> None:
+    # replace_word (suite_0acdcd7): the judge failed the right greeting.txt for ten steps
+    judged = {"goal": 1, "what": "sorted.txt holds the names sorted ignoring case",
+              "kind": "judged"}  # fmt: skip
+    fooled = {"passed": False, "why": "names.txt did not hold them before"}
+    events: list[EventRecord] = []
+    _, status, _, _, model = await start(
+        tmp_path,
+        [{"checks": [judged]}, {"passed": False, "why": "sorted.txt does not exist yet"},
+         act("write_file", path="sorted.txt", text=RIGHT),
+         act("task_complete", reason="sorted"), fooled, WORKED],
+        events=events,
+    )  # fmt: skip
+    assert status == "completed" and model.remaining == 0
+    first, task = events[-1].data["acceptance"]["results"]
+    assert first["passed"] and first["output"].startswith(
+        "set aside: the judge said no, and the task worked out again from its inputs gives"
+    )
+    assert task["passed"] and task["what"] == f"done exactly as asked: {GOAL}"
+    # worked out again, the task disagrees with the work: the judge's no stands
+    _, status, _, _, model = await start(
+        tmp_path / "wrong",
+        [{"checks": [judged]}, {"passed": False, "why": "sorted.txt does not exist yet"},
+         act("write_file", path="sorted.txt", text=WRONG),
+         act("task_complete", reason="sorted"), fooled, WORKED],
+        steps=2,
     )  # fmt: skip
     assert status == "budget_exhausted" and model.remaining == 0
 

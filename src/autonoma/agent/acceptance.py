@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from autonoma.agent.check_types import Check, CheckResult, Verdict, task_check
 from autonoma.agent.checks import CheckRunner
-from autonoma.agent.judge import Judge
+from autonoma.agent.judge import JUDGED, Judge
 from autonoma.agent.progress import Progress
 from autonoma.runtime.budget import BudgetSpent
 from autonoma.tools import Workspace
@@ -58,21 +58,35 @@ class Acceptance:
                     result = await self._confirm(result, judge)
                 results.append(result)
             elif judge is not None:
-                self.judged[index] = await self.judge.judge(
-                    check, self.task, self.goals, self.workspace, judge
-                )
-                results.append(self.judged[index])
+                result = await self.judge.judge(check, self.task, self.goals, self.workspace, judge)
+                if (
+                    not result.passed
+                    and result.output.startswith(JUDGED)
+                    and check != task_check(self.task)
+                ):
+                    result = await self._contest(result, judge, because="the judge said no")
+                self.judged[index] = result
+                results.append(result)
             elif index in self.judged:
                 results.append(self.judged[index])
         return Verdict(results + [r for r in held if not r.passed])
 
-    async def _contest(self, failed: CheckResult, spent: BudgetSpent | None) -> CheckResult:
+    async def _contest(
+        self,
+        failed: CheckResult,
+        spent: BudgetSpent | None,
+        because: str = "its value was typed by hand",
+    ) -> CheckResult:
         """A failing check whose value the writer typed by hand, set aside when the task,
         worked out again from its inputs, gives what the work left: two answers reached
         apart against one typed. active_emails' kept check typed bob where users.json has
         cleo, and held the right active.txt out for ten steps (code_1129_rest). Asked only
         with the judge (at the claim); later verdicts keep it set aside while the check
-        fails the same way, the work unchanged."""
+        fails the same way, the work unchanged. A criterion the judge said no to is
+        contested alike: in replace_word (suite_0acdcd7) it failed the right greeting.txt
+        for ten steps ("the file as it was before did not contain 'World'") while the task
+        worked out again gave that very file; worked out, the 1.5B judge failed every wrong
+        result of the judge benchmark, yes or no it passed eight in nine."""
         key = (failed.check.what, failed.check.code)
         before = self.set_aside.get(key)
         if before is not None and before[0] == failed.output:
@@ -85,7 +99,7 @@ class Acceptance:
         result = CheckResult(
             failed.check,
             True,
-            "set aside: its value was typed by hand, and the task worked out again from its "
+            f"set aside: {because}, and the task worked out again from its "
             f"inputs gives what the work left ({failed.output})",
         )
         self.set_aside[key] = (failed.output, result)

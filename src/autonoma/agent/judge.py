@@ -23,6 +23,7 @@ from autonoma.tools import Workspace, WorkspaceError
 from autonoma.tools.files import text_size
 
 JUDGED_BYTES = 200_000  # of a named file shown to the judge (its start, and its size)
+JUDGED = "judged: "  # how the judge's own yes or no begins
 
 
 class _Judgement(BaseModel):
@@ -80,7 +81,7 @@ class Judge:
         if isinstance(answer, ModelError):
             return CheckResult(check, False, f"the judge gave no usable answer: {answer}")
         judgement: _Judgement = answer.data
-        return CheckResult(check, judgement.passed, f"judged: {judgement.why}")
+        return CheckResult(check, judgement.passed, f"{JUDGED}{judgement.why}")
 
     async def worked_out(
         self, task: str, workspace: Workspace, spent: BudgetSpent
