@@ -10,7 +10,7 @@ from pathlib import Path
 from bench.sim_model import run
 from tests.cli_helpers import spec
 from tests.fake_openai import FakeOpenAI
-from tests.test_cli_sim import townsfolk
+from tests.sim.town_answers import served_townsfolk
 
 START = dt.datetime(2023, 2, 13, 7, 0)
 
@@ -18,7 +18,7 @@ START = dt.datetime(2023, 2, 13, 7, 0)
 async def test_a_kept_measure_is_taken_up_again_and_counts_every_sitting(
     tmp_path: Path, server: FakeOpenAI
 ) -> None:
-    server.responder = townsfolk
+    server.responder = served_townsfolk
     first = await run("small_town", 3, START, spec(server), tmp_path)
     assert first["steps"] == 3 and first["model_calls"] > 0
     again = await run("small_town", 6, START, spec(server), tmp_path)  # from step 3, not 0

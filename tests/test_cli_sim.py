@@ -12,10 +12,9 @@ import yaml
 from typer.testing import CliRunner
 
 from autonoma.cli import app
-from autonoma.sim.plan import HOUR_LABELS
 from tests.cli_helpers import cli, one_line_error, spec
 from tests.fake_openai import FakeOpenAI
-from tests.sim.town_answers import first_kitchen
+from tests.sim.town_answers import served_townsfolk
 
 
 def test_a_sim_is_made_listed_shown_and_an_object_set(home: Path) -> None:
@@ -79,37 +78,6 @@ def test_sim_errors_say_what_is_wrong(
     assert "holds no persona file" in said("sim", "new", str(world), "--personas", str(empty))
 
 
-HOURS = ["sleeping"] * 7 + ["having breakfast"] + ["reading a book"] * 14 + ["sleeping"] * 2
-
-
-def townsfolk(body: dict[str, Any]) -> dict[str, Any]:
-    """An OpenAI-compatible server's answers to the town's requests, by the schema asked."""
-    schema = body["response_format"]["json_schema"]["schema"]
-    wanted = next(iter(schema["properties"]))
-    if wanted == "00:00":  # the hours, each under its label
-        return {"content": json.dumps(dict(zip(HOUR_LABELS, HOURS, strict=True)))}
-    if wanted == "decision":  # what one sees: nothing to react to
-        return {"content": json.dumps({"decision": "continue", "reaction": "", "minutes": 5})}
-    answers: dict[str, Any] = {
-        "plan": [
-            "wake up at 7:00 am",
-            "breakfast at 7:00 am",
-            "read at 8:00 am",
-            "dinner at 6:00 pm",
-            "sleep at 10:00 pm",
-        ],
-    }
-    if wanted == "actions":
-        kitchen = first_kitchen(schema["properties"]["actions"]["items"])
-        answers["actions"] = [{"action": "making toast", "minutes": 10, **kitchen},
-                              {"action": "eating toast", "minutes": 10, **kitchen}]  # fmt: skip
-    if wanted == "ratings":
-        answers["ratings"] = [4] * schema["properties"]["ratings"]["minItems"]
-    if wanted == "place":
-        return {"content": json.dumps(first_kitchen(schema))}
-    return {"content": json.dumps({wanted: answers[wanted], **first_kitchen(schema)})}
-
-
 def test_a_sim_runs_stores_its_steps_and_resumes_after_its_server_failed(
     home: Path, server: FakeOpenAI
 ) -> None:
@@ -118,7 +86,7 @@ def test_a_sim_runs_stores_its_steps_and_resumes_after_its_server_failed(
         # server fails as it is asked to rate that
         if "making toast" in json.dumps(body["messages"]) and "ratings" in json.dumps(body):
             return {"status": 500}
-        return townsfolk(body)
+        return served_townsfolk(body)
 
     server.responder = failing_after_planning
     cli(home, "sim", "new", "small_town", "--name", "willow", "--start", "2023-02-13 07:00")
@@ -128,7 +96,7 @@ def test_a_sim_runs_stores_its_steps_and_resumes_after_its_server_failed(
     stopped = json.loads(cli(home, "sim", "show", "willow", "--json").stdout)
     assert 1 <= stopped["step"] < 60  # the steps taken before the server failed are kept
     assert "500" in failed.stderr and len(failed.stderr.strip().splitlines()) == 1
-    server.responder = townsfolk
+    server.responder = served_townsfolk
     resumed = cli(home, "sim", "resume", "willow", *model)
     assert resumed.returncode == 0, resumed.stderr
     assert "steps to day 1, Monday February 13, 07:10" in " ".join(resumed.stdout.split())
@@ -156,7 +124,7 @@ def test_a_persona_is_whispered_to_and_interviewed_from_its_memories(
     def answering(body: dict[str, Any]) -> dict[str, Any]:
         schema = body["response_format"]["json_schema"]["schema"]
         if "answer" not in schema["properties"]:
-            return townsfolk(body)
+            return served_townsfolk(body)
         prompt = body["messages"][-1]["content"]
         prompts.append(prompt)
         recalled = [line[2:] for line in prompt.splitlines() if line.startswith("- ")]
@@ -192,7 +160,7 @@ def test_a_sim_is_evaluated_by_the_papers_interviews_with_its_ablation(
     def answering(body: dict[str, Any]) -> dict[str, Any]:
         schema = body["response_format"]["json_schema"]["schema"]
         if "answer" not in schema["properties"]:
-            return townsfolk(body)
+            return served_townsfolk(body)
         prompt = body["messages"][-1]["content"]
         said = "I am 44 and I live with John." if "Mei Lin" in prompt else "I am not sure."
         return {"content": json.dumps({"answer": said})}
@@ -240,7 +208,7 @@ def test_a_scenario_is_whispered_at_the_start_and_its_spread_measured(
     def answering(body: dict[str, Any]) -> dict[str, Any]:
         schema = body["response_format"]["json_schema"]["schema"]
         if "answer" not in schema["properties"]:
-            return townsfolk(body)
+            return served_townsfolk(body)
         recalled = [ln for ln in body["messages"][-1]["content"].splitlines() if ln[:2] == "- "]
         knows = any("book club" in line for line in recalled)
         said = "Yes, Mei's book club at Hobbs Cafe." if knows else "I don't know of any."
@@ -290,7 +258,7 @@ def test_a_scenario_is_whispered_at_the_start_and_its_spread_measured(
 def test_a_sim_stops_when_its_token_budget_is_spent_and_resumes(
     home: Path, server: FakeOpenAI
 ) -> None:
-    server.responder = townsfolk
+    server.responder = served_townsfolk
     cli(home, "sim", "new", "small_town", "--name", "willow", "--start", "2023-02-13 07:00")
     model = ["--model", spec(server), "--embedder", "lexical"]
     ran = cli(home, "sim", "run", "willow", "--steps", "60", "--max-tokens", "50", *model, "-q")

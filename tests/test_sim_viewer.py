@@ -25,13 +25,13 @@ from autonoma.sim.plan import HOUR_LABELS
 from autonoma.sim.store import SimStore
 from tests.cli_helpers import cli, one_line_error, spec
 from tests.fake_openai import FakeOpenAI
-from tests.sim.town_answers import first_kitchen
+from tests.sim.town_answers import HOURS, first_kitchen
 
 CHROMIUM = "/usr/bin/chromium"
 playwright = pytest.importorskip("playwright.sync_api")
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian's chromium")
 
-HOURS = ["sleeping"] * 7 + ["having breakfast"] + ["reading a book"] * 14 + ["sleeping"] * 2
+
 MARKUP = "making <img src=x onerror=document.body.dataset.hacked=1> toast"
 
 

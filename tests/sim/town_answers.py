@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from autonoma.llm.base import CompletionRequest
@@ -14,7 +15,15 @@ HOURS = ["sleeping"] * 7 + ["having breakfast"] + ["reading a book"] * 14 + ["sl
 def townsfolk(messages: list[Message], request: CompletionRequest) -> dict[str, Any]:
     """Every persona the same day: asleep until 7, breakfast, reading, asleep from 22; every
     place the first kitchen it knows (or the first place), the ratings all 4."""
-    schema = request.plan.schema or {}
+    return answer_to(request.plan.schema or {})
+
+
+def served_townsfolk(body: dict[str, Any]) -> dict[str, Any]:
+    """The same answers from an OpenAI-compatible server (tests/fake_openai.py)."""
+    return {"content": json.dumps(answer_to(body["response_format"]["json_schema"]["schema"]))}
+
+
+def answer_to(schema: dict[str, Any]) -> dict[str, Any]:
     wanted = next(iter(schema.get("properties", {})))
     if wanted == "plan":
         return {"plan": ["wake up at 7:00 am", "breakfast at 7:00 am", "read at 8:00 am",
