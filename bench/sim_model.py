@@ -114,7 +114,7 @@ async def run(town: str, steps: int, start: dt.datetime, spec: str, root: Path) 
     store = SimStore(root / "sims.db")
     if any(record.name == "bench" for record in store.records()):
         sim = store.load("bench")
-        world, people = sim.world, sim.personas
+        people = sim.personas
     else:
         world = shipped_world(town)
         people = shipped_personas(town, world)

@@ -57,7 +57,7 @@ async def test_the_small_model_decides_reacts_and_talks_under_the_schemas(tmp_pa
     from autonoma.sim.dialogue import conclude, converse
     from autonoma.sim.memory import TownMemory, town_raters
     from autonoma.sim.perceive import Event
-    from autonoma.sim.plan import decompose_after
+    from autonoma.sim.plan import breakdown
     from autonoma.sim.react import CONTINUE, REACT, TALK, decide
     from autonoma.sim.schedule import Block
 
@@ -78,7 +78,7 @@ async def test_the_small_model_decides_reacts_and_talks_under_the_schemas(tmp_pa
         assert 5 <= reaction.minutes <= 30
         # a reaction's place and the rest of the block after it, in one answer
         rest = Block(460, 20, "having breakfast")
-        place, later = await decompose_after(model, world, mei, rest, now, spent, "wiping up")
+        place, later = await breakdown(model, world, mei, rest, now, spent, "wiping up")
         known = known_places(world, mei)
         assert place in known and later and all(a.place in known for a in later)
         lines = await converse(model, memory, world, mei, john, now, spent, turns=2)

@@ -139,13 +139,9 @@ def _keyword_dot(lines: list[str], line: int) -> str | None:
     """The program with each keyword joined by a dot to the name after it on line `line`
     (`with.open(...)`, outside strings) parted by a space, if it then compiles up to past
     that line."""
-    if not 0 < line <= len(lines):
+    if (found := _line_tokens(lines, line)) is None:
         return None
-    text = lines[line - 1]
-    try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(text + "\n").readline))
-    except (tokenize.TokenError, SyntaxError):
-        return None
+    text, tokens = found
     dots = [
         dot.start[1]
         for word, dot, name in zip(tokens, tokens[1:], tokens[2:], strict=False)
@@ -160,6 +156,18 @@ def _keyword_dot(lines: list[str], line: int) -> str | None:
         return None
     parted = "".join(" " if n in dots else c for n, c in enumerate(text))
     return _first_whole(lines, line, [parted])
+
+
+def _line_tokens(lines: list[str], line: int) -> tuple[str, list[tokenize.TokenInfo]] | None:
+    """Line `line`'s text and its tokens; None when there is no such line or it cannot be
+    tokenized on its own."""
+    if not 0 < line <= len(lines):
+        return None
+    text = lines[line - 1]
+    try:
+        return text, list(tokenize.generate_tokens(io.StringIO(text + "\n").readline))
+    except (tokenize.TokenError, SyntaxError):
+        return None
 
 
 _SPACED_NAME = re.compile(r"\b([A-Za-z_]\w*)[ \t]+(?=['\"\w])")
@@ -196,13 +204,9 @@ def _compound_after_colon(lines: list[str], line: int) -> str | None:
     """The program with line `line` broken after a header's colon that a compound
     statement's keyword follows (`with ... as f: for x in y: f.write(x)`), the rest indented
     under the header, if the program then compiles up to past those lines; else None."""
-    if not 0 < line <= len(lines):
+    if (found := _line_tokens(lines, line)) is None:
         return None
-    text = lines[line - 1]
-    try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(text + "\n").readline))
-    except (tokenize.TokenError, SyntaxError):
-        return None
+    text, tokens = found
     depth, own, cuts = 0, _depth(text), []
     for token, after in itertools.pairwise(tokens):
         if token.type == tokenize.OP and token.string in "([{":

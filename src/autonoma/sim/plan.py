@@ -117,33 +117,12 @@ def merge_hours(hours: list[str]) -> list[Block]:
 async def decompose(
     model: Model, world: World, persona: Persona, block: Block, day: datetime, spent: BudgetSpent
 ) -> list[Action]:
-    """The block's actions, 5 to 15 minutes each as the model gives them, their lengths then
-    scaled to fill the block exactly, each with its place: one the persona knows, chosen in
-    the same answer under a schema that lists only those (a call for each action's place
-    cost more tokens than the breakdown itself, docs/benchmarks.md). Sleep is one action at
-    home, with no model call."""
-    if block.asleep or block.minutes < 10:
-        return [Action(block.start, block.minutes, block.activity)]
-    _, actions = await _breakdown(model, world, persona, block, day, spent)
+    """The block's actions, as `breakdown` gives them."""
+    _, actions = await breakdown(model, world, persona, block, day, spent)
     return actions
 
 
-async def decompose_after(
-    model: Model,
-    world: World,
-    persona: Persona,
-    block: Block,
-    day: datetime,
-    spent: BudgetSpent,
-    first: str,
-) -> tuple[str, list[Action]]:
-    """Where the persona does `first` (a reaction, just before `block`), and the block's
-    actions after it as `decompose` gives them, in one answer (a reaction's place asked on
-    its own cost a call of its own)."""
-    return await _breakdown(model, world, persona, block, day, spent, first)
-
-
-async def _breakdown(
+async def breakdown(
     model: Model,
     world: World,
     persona: Persona,
@@ -152,6 +131,15 @@ async def _breakdown(
     spent: BudgetSpent,
     first: str = "",
 ) -> tuple[str, list[Action]]:
+    """The block's actions, 5 to 15 minutes each as the model gives them, their lengths then
+    scaled to fill the block exactly, each with its place: one the persona knows, chosen in
+    the same answer under a schema that lists only those (a call for each action's place
+    cost more tokens than the breakdown itself, docs/benchmarks.md); with `first` (a
+    reaction just before the block), where the persona does that too, in the same answer
+    (asked alone, it cost a call of its own). Sleep, or a block under ten minutes, is one
+    action with no model call (and `first` left unplaced: "")."""
+    if block.asleep or block.minutes < 10:
+        return "", [Action(block.start, block.minutes, block.activity)]
     places = known_places(world, persona)
     prompt = persona_prompt(
         "decompose.j2",

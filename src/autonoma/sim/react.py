@@ -19,9 +19,8 @@ from autonoma.sim.perceive import Event
 from autonoma.sim.persona import Persona
 from autonoma.sim.plan import (
     asked,
+    breakdown,
     choose_place,
-    decompose,
-    decompose_after,
     minute_of_day,
     scene,
     schema_of,
@@ -133,20 +132,20 @@ async def replan(
     """`action` (a reaction or a conversation, beginning now) takes the place of what the
     persona was doing, and the rest of the current block is broken into actions again from
     where it ends (the paper's re-plan after a reaction). A reaction with no place yet is
-    placed in the same answer as the rest, or alone when no time of the block is left."""
+    placed in the same answer as the rest, or alone when the rest is too short to break
+    down."""
     schedule = persona.schedule
     block = schedule.blocks[schedule.block]
     start = minute_of_day(now)
     end = min(block.end, start + action.minutes)
     rest = Block(end, block.end - end, block.activity)
-    place, later = action.place, []
-    placed = action.kind != REACTION or bool(place)
-    if rest.minutes > 0 and placed:
-        later = await decompose(model, world, persona, rest, now, spent)
-    elif rest.minutes > 0:
-        args = (model, world, persona, rest, now, spent, action.description)
-        place, later = await decompose_after(*args)
-    if not place and not placed:
+    unplaced = action.kind == REACTION and not action.place
+    place, later = action.place, list[Action]()
+    if rest.minutes > 0:
+        first = action.description if unplaced else ""
+        found, later = await breakdown(model, world, persona, rest, now, spent, first)
+        place = place or found
+    if unplaced and not place:
         place = await choose_place(model, world, persona, action.description, spent)
     began = Action(start, end - start, action.description, place, action.kind)
     earlier = [a for a in schedule.actions if a.end <= start]
