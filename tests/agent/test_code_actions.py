@@ -617,3 +617,32 @@ async def test_lines_written_through_a_set_get_a_note_on_order(tmp_path: Path) -
     said = [s.observation or "" for s in steps]
     assert "note: a set has no order" in said[0] and "list(dict.fromkeys(lines))" in said[0]
     assert "a set has no order" not in said[1]
+
+
+async def test_a_file_emptied_then_appended_to_in_one_program_is_written(tmp_path: Path) -> None:
+    """combine_parts (suite_0acdcd7): `write_file('full.txt', '')` before the appends was
+    refused as an empty text in six programs of ten. In a program the emptying waits for its
+    first append, which writes the file whole; emptied and never appended to, the tool's
+    refusal is printed."""
+    build = (  # names.txt holds three names before
+        "write_file('names.txt', '')\n"
+        "print(repr(read_file('names.txt')))\n"
+        "for name in ['bob', 'Alice']:\n"
+        "    append_file('names.txt', name)\n"
+        "with open('out.txt', 'w') as f:\n"
+        "    pass\n"
+        "with open('out.txt', 'a') as f:\n"
+        "    f.write('carol')\n"
+        "write_file('left.txt', '')\n"
+        "print('end')"
+    )
+    workspace = tmp_path / "ws"
+    steps, _, _, _, _ = await start(
+        tmp_path, [program(build), program("task_complete('done')")], checks=False
+    )
+    assert (workspace / "names.txt").read_text() == "bob\nAlice\n"
+    assert (workspace / "out.txt").read_text() == "carol\n"
+    assert not (workspace / "left.txt").exists()
+    said = steps[0].observation or ""
+    assert "printed:\n''\n" in said and "end\nwrite_file('left.txt', ''): " in said
+    assert "it is empty" in said

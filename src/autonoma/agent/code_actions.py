@@ -172,6 +172,47 @@ def _open(file, mode="r", *args, **kwargs):
 
 
 open = _open
+
+
+# A program empties a file and then appends to it: write_file refuses an empty text (the
+# schema asks a JSON command for the content in the same call), so here the emptying waits
+# for the program's first append to that file, which then writes it whole. combine_parts
+# spent six of ten programs on `write_file('full.txt', '')` refused (suite_0acdcd7).
+_emptied = []
+
+if "write_file" in globals() and "append_file" in globals():
+    _write_tool, _append_tool, _read_text = write_file, append_file, read_file
+
+    def write_file(path, text):
+        if path in _emptied:
+            _emptied.remove(path)
+        if text == "" and isinstance(path, str):
+            _emptied.append(path)
+            return f"{path} is emptied when this program appends to it"
+        return _write_tool(path, text)
+
+    def append_file(path, text):
+        if path in _emptied and text != "":
+            _emptied.remove(path)  # the text as append_file begins an empty file with it
+            lines = text[1:] if text.startswith("\\n") else text
+            return _write_tool(path, lines if lines.endswith("\\n") else lines + "\\n")
+        return _append_tool(path, text)
+
+    def read_file(path):
+        return "" if path in _emptied else _read_text(path)
+
+    def _empty_the_rest():
+        # emptied and never appended to: the tool is asked for the empty file, and its
+        # answer (a refusal) is what the program printed last
+        for path in list(_emptied):
+            try:
+                _write_tool(path, "")
+            except ToolError as error:
+                print(f"write_file({path!r}, ''): {error}")
+
+    import atexit as _atexit
+
+    _atexit.register(_empty_the_rest)
 """
 HELPER_TOOLS = {"save_functions": "write_file"}  # a helper that calls a tool, and the tool
 WRITE_MODES = frozenset("wax+")
