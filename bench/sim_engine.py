@@ -1,5 +1,5 @@
 """The town's engine overhead per persona-step, the model's answers costing nothing: the
-Ville's 25 personas on a model that answers at once from a script (their day, hours, actions,
+Ville's 25 personas on a model that answers at once from a script (their day, actions,
 places and ratings), their memories in a real memory stream (lexical embeddings). The first
 step plans every day and is not counted; then CPU seconds (this process) and model calls are
 counted over `--steps` steps and over the saving of each step's state, as `sim run` does
@@ -37,12 +37,16 @@ from autonoma.sim.clock import GameClock
 from autonoma.sim.engine import Town
 from autonoma.sim.memory import TownMemory, town_raters
 from autonoma.sim.persona import Persona, PersonaSpec, place
-from autonoma.sim.plan import HOUR_LABELS
 from autonoma.sim.store import SimStore
 from autonoma.sim.world import World, WorldSpec
 from bench.common import machine, write_result
 
-HOURS = ["sleeping"] * 7 + ["having breakfast"] + ["working"] * 14 + ["sleeping"] * 2
+DAY_PLAN = {
+    "plan": [{"at": "07:00", "do": "have breakfast"}, {"at": "08:00", "do": "work"},
+             {"at": "12:00", "do": "have lunch"}, {"at": "13:00", "do": "work"},
+             {"at": "18:00", "do": "have dinner"}],
+    "bed": "22:00",
+}  # fmt: skip
 
 
 def answers(messages: list[Message], request: CompletionRequest) -> dict[str, Any]:
@@ -53,8 +57,6 @@ def answers(messages: list[Message], request: CompletionRequest) -> dict[str, An
         return {"place": places[len(messages[0].content) % len(places)]}
     if wanted == "ratings":
         return {"ratings": [3] * schema["properties"]["ratings"]["minItems"]}
-    if wanted == "00:00":  # the hours, each under its label
-        return dict(zip(HOUR_LABELS, HOURS, strict=True))
     if wanted == "decision":  # nothing worth reacting to: the cost of asking is counted
         return {"decision": "continue", "reaction": "", "minutes": 5}
     if wanted == "questions":  # a reflection
@@ -74,7 +76,7 @@ def answers(messages: list[Message], request: CompletionRequest) -> dict[str, An
         top = schema["properties"].get("place", {}).get("enum", [])  # a reaction's place
         return {"actions": actions, **({"place": top[0]} if top else {})}
     if wanted == "plan":
-        return {"plan": ["wake up at 7:00 am", "breakfast", "work", "dinner", "sleep"]}
+        return DAY_PLAN
     raise AssertionError(f"unexpected request for {wanted}")
 
 

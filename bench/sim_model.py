@@ -66,7 +66,7 @@ def counted(
             record({"kind": kind, "failed": type(error).__name__})
             raise
         record({
-            "kind": "hours" if kind == "00:00" else kind,
+            "kind": kind,
             "prompt_tokens": response.usage.prompt_tokens,
             "completion_tokens": response.usage.completion_tokens,
             "seconds": round(time.perf_counter() - started, 2),

@@ -25,7 +25,7 @@ async def test_a_kept_measure_is_taken_up_again_and_counts_every_sitting(
     assert again["steps"] == 6 and again["game_time"].endswith("07:01")
     assert again["calls"][: len(first["calls"])] == first["calls"]  # the first sitting's kept
     assert [c["step"] for c in again["calls"]] == sorted(c["step"] for c in again["calls"])
-    assert {c["kind"] for c in first["calls"]} >= {"plan", "hours", "actions"}  # step 0 only
+    assert {c["kind"] for c in first["calls"]} >= {"plan", "actions"}  # step 0 only
     rating = next(c for c in first["calls"] if c["kind"] == "ratings")  # kept with its answer
     assert rating["about"][0].startswith("Memory 1: ") and set(rating["answer"]["ratings"]) == {4}
     logged = [json.loads(line) for line in (tmp_path / "calls.jsonl").read_text().splitlines()]

@@ -21,11 +21,10 @@ from typing import Any
 
 import pytest
 
-from autonoma.sim.plan import HOUR_LABELS
 from autonoma.sim.store import SimStore
 from tests.cli_helpers import cli, one_line_error, spec
 from tests.fake_openai import FakeOpenAI
-from tests.sim.town_answers import HOURS, first_kitchen
+from tests.sim.town_answers import DAY_PLAN, first_kitchen
 
 CHROMIUM = "/usr/bin/chromium"
 playwright = pytest.importorskip("playwright.sync_api")
@@ -41,8 +40,8 @@ def townsfolk(body: dict[str, Any]) -> dict[str, Any]:
     schema = body["response_format"]["json_schema"]["schema"]
     wanted = next(iter(schema["properties"]))
     prompt = json.dumps(body["messages"])
-    if wanted == "00:00":
-        answer: dict[str, Any] = dict(zip(HOUR_LABELS, HOURS, strict=True))
+    if wanted == "plan":
+        answer: dict[str, Any] = DAY_PLAN
     elif wanted == "decision":
         talk = "talk" in schema["properties"]["decision"]["enum"]
         answer = {"decision": "talk" if talk else "continue", "reaction": "", "minutes": 5}
@@ -60,8 +59,6 @@ def townsfolk(body: dict[str, Any]) -> dict[str, Any]:
         answer = {"ratings": [4] * schema["properties"]["ratings"]["minItems"]}
     else:
         answer = {
-            "plan": {"plan": ["wake up at 7:00 am", "breakfast at 7:00 am", "read at 8:00 am",
-                              "dinner at 6:00 pm", "sleep at 10:00 pm"]},
             "about": {"about": "breakfast", "conclusion": "Breakfast together is good."},
             "answer": {"answer": "I am making toast for the family."},
         }[wanted]  # fmt: skip
@@ -154,7 +151,7 @@ def test_the_viewer_draws_scrubs_shows_talk_and_interviews(viewer: str, home: Pa
         page.locator("#personas button", has_text="Mei Lin").click()
         page.wait_for_selector("#panel[data-persona='Mei Lin']")
         panel = page.locator("#panel").inner_text()
-        assert "Plan for the day" in panel and "read at 8:00 am" in panel
+        assert "Plan for the day" in panel and "08:00 read a book" in panel
         assert "Mei Lin talked with John Lin about breakfast" in panel  # a memory
         knows = page.locator("#knows li").all_inner_texts()
         assert any(k.startswith("John Lin: in ") and "last talked 2023-02-13" in k for k in knows)

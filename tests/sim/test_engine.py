@@ -29,7 +29,7 @@ from .town_answers import townsfolk
 
 def asked(model: ScriptedModel) -> Counter[str]:
     firsts = (next(iter((r.schema or {}).get("properties", {"?": 0}))) for r in model.requests)
-    return Counter("hours" if first == "00:00" else first for first in firsts)
+    return Counter(firsts)
 
 
 def open_town(tmp_path: Path, start: datetime) -> tuple[Town, ScriptedModel, SimStore]:
@@ -53,12 +53,13 @@ async def test_a_morning_is_planned_once_and_each_persona_walks_to_its_place(
     assert seeds == 3  # each persona's seed memories rated in one request
     await town.step()
     calls = asked(model)
-    # each persona: its day, its hours, the breakfast block's actions with their places
-    assert (calls["plan"], calls["hours"], calls["actions"], calls["place"]) == (3, 3, 3, 0)
+    # each persona: its day with its times, the breakfast block's actions with their places
+    assert (calls["plan"], calls["actions"], calls["place"]) == (3, 3, 0)
     for persona in town.sim.personas:
         schedule = persona.schedule
         assert schedule.day == "2023-02-13" and [b.activity for b in schedule.blocks] == [
-            "sleeping", "having breakfast", "reading a book", "sleeping"
+            "sleeping", "wake up, then have breakfast", *["read a book"] * 4,
+            *["have dinner"] * 2, "sleeping",
         ]  # fmt: skip
         assert persona.action == "making toast"
         assert schedule.action is not None and schedule.action.place.endswith(": kitchen")
@@ -86,7 +87,7 @@ async def test_a_sleeping_town_asks_nothing_but_its_plans(tmp_path: Path) -> Non
     for _ in range(20):
         await town.step()
     calls = asked(model)
-    assert calls == Counter({"plan": 3, "hours": 3, "ratings": 3})  # the plans' own memories
+    assert calls == Counter({"plan": 3, "ratings": 3})  # the plans' own memories
     assert all(p.action == "sleeping" for p in town.sim.personas)
     homes = [p.schedule.action.place for p in town.sim.personas]  # type: ignore[union-attr]
     assert homes == [p.home for p in town.sim.personas]

@@ -1,5 +1,6 @@
-"""A persona's day planned top down (broad plan, hourly schedule, actions as a block begins)
-and each action's place chosen only among the places the persona knows."""
+"""A persona's day planned top down (a broad plan with its times, the blocks from them,
+actions as a block begins) and each action's place chosen only among the places the persona
+knows."""
 
 from __future__ import annotations
 
@@ -12,16 +13,14 @@ from autonoma.runtime.budget import BudgetSpent
 from autonoma.sim import shipped_world
 from autonoma.sim.persona import Persona, shipped_personas
 from autonoma.sim.plan import (
-    HOUR_LABELS,
     PlanFailed,
     choose_place,
+    day_blocks,
     decompose,
     fill,
     known_places,
-    merge_hours,
     place_lines,
     plan_day,
-    schedule_hours,
 )
 from autonoma.sim.schedule import Action, Block
 
@@ -33,40 +32,59 @@ def isabella() -> Persona:
     return next(p for p in shipped_personas("small_town", WORLD) if p.name.startswith("Isabella"))
 
 
-async def test_the_day_is_planned_in_broad_items_and_a_short_plan_is_asked_again() -> None:
-    plan = ["wake up at 6:00 am", "open Hobbs Cafe at 8:00 am", "lunch at 12:00 pm",
-            "plan the party at 2:00 pm", "close the cafe at 8:00 pm", "sleep at 11:00 pm"]  # fmt: skip
-    model = ScriptedModel([{"plan": plan[:3]}, {"plan": plan}])  # too few items, then right
+def timed(*items: tuple[str, str]) -> list[dict[str, str]]:
+    return [{"at": at, "do": do} for at, do in items]
+
+
+async def test_the_day_is_planned_in_timed_items_and_its_blocks_follow_from_the_times() -> None:
+    """The plan's items carry the times they begin; the schedule follows from them, with no
+    second call (asked for each hour's activity, the 1.5B model was awake at 01:00)."""
+    plan = timed(("06:00", "wake up and dress"), ("08:00", "open Hobbs Cafe."),
+                 ("12:00", "lunch"), ("07:00", "bake  croissants"), ("12:00", "call Maria"),
+                 ("20:00", "go to bed early"))  # fmt: skip
+    model = ScriptedModel([{"plan": plan[:3], "bed": "23:00"}, {"plan": plan, "bed": "23:00"}])
     spent = BudgetSpent()
-    got = await plan_day(model, isabella(), DAY, "She baked croissants.", spent)
-    assert got == plan and len(model.requests) == 2
+    lines, blocks = await plan_day(model, isabella(), DAY, "She baked croissants.", spent)
+    assert len(model.requests) == 2  # too few items, asked again
+    assert lines == ["06:00 wake up and dress", "07:00 bake croissants", "08:00 open Hobbs Cafe",
+                     "12:00 lunch, then call Maria", "20:00 go to bed early"]  # fmt: skip
+    cafe, lunch = "open Hobbs Cafe", "lunch, then call Maria"
+    assert blocks == [
+        Block(0, 360, "sleeping"), Block(360, 60, "wake up and dress"),
+        Block(420, 60, "bake croissants"),
+        Block(480, 120, cafe), Block(600, 120, cafe),  # longer than a breakdown fills: halved
+        Block(720, 160, lunch), Block(880, 160, lunch), Block(1040, 160, lunch),
+        Block(1200, 240, "sleeping"),  # to bed at 20:00, asleep through the bed time
+    ]  # fmt: skip
     asked = model.requests[0].messages[0].content
     assert "Isabella Rodriguez" in asked and "Monday February 13" in asked
     assert "Yesterday: She baked croissants." in asked
+    times = model.requests[0].schema["properties"]["plan"]["items"]["properties"]["at"]  # type: ignore[index]
+    assert times["pattern"] and model.requests[0].schema["required"] == ["plan", "bed"]  # type: ignore[index]
 
 
-async def test_the_hours_become_blocks_and_an_answer_never_usable_is_one_error() -> None:
-    hours = ["sleeping"] * 6 + ["morning routine"] + ["working at the cafe"] * 5
-    hours += ["Working at the cafe."] + ["reading in the park"] * 2 + ["sleeping"] * 9
-    model = ScriptedModel([dict(zip(HOUR_LABELS, hours, strict=True))])
-    blocks = await schedule_hours(model, isabella(), ["work"], DAY, BudgetSpent())
-    labels = model.requests[0].schema["properties"]  # type: ignore[index]
-    assert list(labels) == list(HOUR_LABELS)  # each hour's label written before its activity
-    assert blocks == [
-        Block(0, 360, "sleeping"),
-        Block(360, 60, "morning routine"),
-        Block(420, 360, "working at the cafe"),
-        Block(780, 120, "reading in the park"),
-        Block(900, 540, "sleeping"),
+def test_a_bed_time_after_midnight_leaves_the_day_awake_to_its_end() -> None:
+    items = [(420, "wake up"), (480, "work"), (1200, "go out"), (1320, "read")]
+    assert day_blocks(items, bed=30) == [
+        Block(0, 420, "sleeping"), Block(420, 60, "wake up"), Block(480, 180, "work"),
+        Block(660, 180, "work"), Block(840, 180, "work"), Block(1020, 180, "work"),
+        Block(1200, 120, "go out"), Block(1320, 120, "read"),
+    ]  # fmt: skip
+    assert day_blocks([(0, "sleeping in"), (600, "Sleeping"), (660, "read")], bed=720) == [
+        Block(0, 660, "sleeping"),
+        Block(660, 60, "read"),
+        Block(720, 720, "sleeping"),
     ]
-    short = dict.fromkeys(HOUR_LABELS[:23], "sleeping")  # 23:00 left out, every time
-    broken = ScriptedModel(lambda messages, request: short)
+
+
+async def test_an_answer_never_usable_is_one_error() -> None:
+    wrong = {"plan": timed(*[("7:00", "work")] * 5), "bed": "22:00"}  # not HH:MM, every time
+    broken = ScriptedModel(lambda messages, request: wrong)
     with pytest.raises(PlanFailed, match="Isabella Rodriguez's plan: the model's answer"):
-        await schedule_hours(broken, isabella(), ["work"], DAY, BudgetSpent())
+        await plan_day(broken, isabella(), DAY, "", BudgetSpent())
 
 
-def test_merged_hours_and_filled_blocks_add_up() -> None:
-    assert merge_hours(["a", "A", "b"]) == [Block(0, 120, "a"), Block(120, 60, "b")]
+def test_filled_blocks_add_up() -> None:
     block = Block(420, 60, "opening the cafe")
     actions = fill(block, [("unlock", 5, "C: door"), ("coffee", 15, "C: bar"), ("cake", 10, "")])
     assert [a.minutes for a in actions] == [10, 30, 20]

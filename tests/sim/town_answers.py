@@ -7,13 +7,17 @@ from typing import Any
 
 from autonoma.llm.base import CompletionRequest
 from autonoma.llm.types import Message
-from autonoma.sim.plan import HOUR_LABELS
 
-HOURS = ["sleeping"] * 7 + ["having breakfast"] + ["reading a book"] * 14 + ["sleeping"] * 2
+DAY_PLAN = {
+    "plan": [{"at": "07:00", "do": "wake up"}, {"at": "07:00", "do": "have breakfast"},
+             {"at": "08:00", "do": "read a book"}, {"at": "18:00", "do": "have dinner"},
+             {"at": "22:00", "do": "go to bed"}],
+    "bed": "22:00",
+}  # fmt: skip
 
 
 def townsfolk(messages: list[Message], request: CompletionRequest) -> dict[str, Any]:
-    """Every persona the same day: asleep until 7, breakfast, reading, asleep from 22; every
+    """Every persona the same day: asleep until 7, breakfast, reading, dinner, asleep from 22; every
     place the first kitchen it knows (or the first place), the ratings all 4."""
     return answer_to(request.plan.schema or {})
 
@@ -26,10 +30,7 @@ def served_townsfolk(body: dict[str, Any]) -> dict[str, Any]:
 def answer_to(schema: dict[str, Any]) -> dict[str, Any]:
     wanted = next(iter(schema.get("properties", {})))
     if wanted == "plan":
-        return {"plan": ["wake up at 7:00 am", "breakfast at 7:00 am", "read at 8:00 am",
-                         "dinner at 6:00 pm", "sleep at 10:00 pm"]}  # fmt: skip
-    if wanted == "00:00":  # the hours, each under its label
-        return dict(zip(HOUR_LABELS, HOURS, strict=True))
+        return DAY_PLAN
     if wanted == "actions":
         kitchen = first_kitchen(schema["properties"]["actions"]["items"])
         return {"actions": [{"action": "making toast", "minutes": 10, **kitchen},

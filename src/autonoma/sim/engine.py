@@ -28,7 +28,6 @@ from autonoma.sim.plan import (
     decompose,
     minute_of_day,
     plan_day,
-    schedule_hours,
     summarize_day,
 )
 from autonoma.sim.react import REACT, TALK, Reaction, attended, awake, decide, may_talk, replan
@@ -179,8 +178,7 @@ class Town:
         today = now.date().isoformat()
         if schedule.day != today:
             yesterday = await self._yesterday(persona, schedule, now)
-            plan = await plan_day(self.model, persona, now, yesterday, self.spent)
-            blocks = await schedule_hours(self.model, persona, plan, now, self.spent)
+            plan, blocks = await plan_day(self.model, persona, now, yesterday, self.spent)
             schedule = persona.schedule = Schedule(today, plan, blocks)
             said = f"{persona.name}'s plan for {now:%A %B} {now.day}: {'; '.join(plan)}"
             await self.memory.remember(persona, said, "plan", now, self.spent)

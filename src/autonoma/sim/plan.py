@@ -1,13 +1,16 @@
-"""A persona's day, planned as the paper plans it, top down: a plan in 5 to 8 broad items
-from who the persona is and how yesterday went, an hourly schedule from that plan, and each
-block of the schedule broken into 5-to-15-minute actions as it begins. Every action happens
-at a place the persona knows, chosen under a schema that lists only those places, so a place
+"""A persona's day, planned top down as the paper plans it: a plan in 5 to 8 broad items
+from who the persona is and how yesterday went, each with the time it begins; the
+schedule's blocks from those times (the paper asks the model for each hour's activity);
+each block broken into 5-to-15-minute actions as it begins. Every action happens at a
+place the persona knows, chosen under a schema that lists only those places, so a place
 that is not on the map cannot be named (the reference implementation fell back to a random
 place when the model made one up). Sleep is not decomposed: its answer could not change."""
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timedelta
+from itertools import pairwise
 from typing import Any
 
 from autonoma.errors import ModelError
@@ -16,12 +19,15 @@ from autonoma.llm.types import ModelResponse
 from autonoma.memory.asking import ask
 from autonoma.runtime.budget import BudgetSpent
 from autonoma.sim.persona import Persona
-from autonoma.sim.schedule import Action, Block
+from autonoma.sim.schedule import SLEEPING, Action, Block
 from autonoma.sim.world import SEPARATOR, World, WorldFileError
 from autonoma.templating import render
 
 DAY_MINUTES = 24 * 60
-HOUR_LABELS = tuple(f"{hour:02d}:00" for hour in range(24))
+CLOCK_TIME = {"type": "string", "pattern": "^([01][0-9]|2[0-3]):[0-5][0-9]$"}  # "07:30"
+MOST_ACTIONS = 12  # in one block's breakdown
+LONGEST_BLOCK = MOST_ACTIONS * 15  # minutes: what one breakdown's actions can fill
+_SLEEP = re.compile(r"(?:sleep|go(?:es|ing)? (?:back )?to (?:bed|sleep)|bed\b|bedtime)", re.I)
 
 
 class PlanFailed(ModelError):
@@ -60,12 +66,59 @@ def clock_time(minutes: int) -> str:
 
 async def plan_day(
     model: Model, persona: Persona, day: datetime, yesterday: str, spent: BudgetSpent
-) -> list[str]:
-    """The day in 5 to 8 broad items, each with the time it begins."""
+) -> tuple[list[str], list[Block]]:
+    """The day in 5 to 8 broad items, each with the time it begins ("07:30 open the cafe"),
+    and the schedule's blocks that follow from those times and the hour of going to bed.
+    The blocks come from the plan's own times, not from a second call naming each hour's
+    activity: on the 1.5B model that one drifted from the plan (awake at 01:00, asleep by
+    day) and cost about 830 tokens a persona-day."""
     prompt = persona_prompt("day_plan.j2", persona, day, yesterday=yesterday)
-    schema = _object("plan", _texts(5, 8, 120))
-    data = await asked(model, prompt, spent, schema, max_tokens=400, who=persona.name)
-    return [" ".join(item.split()) for item in data["plan"]]
+    item = schema_of(at=CLOCK_TIME, do={"type": "string", "minLength": 2, "maxLength": 100})
+    items = {"type": "array", "items": item, "minItems": 5, "maxItems": 8}
+    data = await asked(
+        model, prompt, spent, schema_of(plan=items, bed=CLOCK_TIME), max_tokens=450,
+        who=persona.name,
+    )  # fmt: skip
+    timed: dict[int, str] = {}  # two items at one time are one: "a, then b"
+    for entry in sorted(data["plan"], key=lambda e: _minutes(e["at"])):
+        at, words = _minutes(entry["at"]), " ".join(entry["do"].split()).rstrip(".")
+        timed[at] = f"{timed[at]}, then {words}" if at in timed else words
+    plan = [f"{clock_time(at)} {words}" for at, words in timed.items()]
+    return plan, day_blocks(list(timed.items()), _minutes(data["bed"]))
+
+
+def day_blocks(items: list[tuple[int, str]], bed: int) -> list[Block]:
+    """The schedule of a day planned as (minute it begins, activity) items, in order: asleep
+    until the first, each item until the next begins, the last until bed, asleep from bed
+    to midnight. A bed time not after the last item is past midnight: the last item runs to
+    the day's end. An item that is sleep ("go to bed") is asleep; a run of one activity is
+    one block; a block longer than a breakdown can fill (LONGEST_BLOCK) is cut in equal
+    parts, each broken into actions as it begins."""
+    bed = bed if bed > items[-1][0] else DAY_MINUTES
+    edges = [at for at, _ in items] + [bed]
+    spans = [(0, items[0][0], SLEEPING)]
+    spans += [(edges[n], edges[n + 1], words) for n, (_, words) in enumerate(items)]
+    spans.append((bed, DAY_MINUTES, SLEEPING))
+    merged: list[Block] = []
+    for start, end, words in spans:
+        activity = SLEEPING if _SLEEP.match(words) else words
+        if end <= start:
+            continue
+        if merged and merged[-1].activity.lower() == activity.lower():
+            merged[-1] = Block(merged[-1].start, end - merged[-1].start, merged[-1].activity)
+        else:
+            merged.append(Block(start, end - start, activity))
+    blocks: list[Block] = []
+    for block in merged:
+        parts = 1 if block.asleep else -(-block.minutes // LONGEST_BLOCK)
+        cuts = [block.start + block.minutes * k // parts for k in range(parts + 1)]
+        blocks += [Block(a, b - a, block.activity) for a, b in pairwise(cuts)]
+    return blocks
+
+
+def _minutes(hh_mm: str) -> int:
+    hours, minutes = hh_mm.split(":")
+    return int(hours) * 60 + int(minutes)
 
 
 async def summarize_day(
@@ -81,37 +134,6 @@ async def summarize_day(
         model, prompt, spent, schema, max_tokens=200, who=persona.name, what="day's summary"
     )
     return " ".join(str(data["summary"]).split())
-
-
-async def schedule_hours(
-    model: Model, persona: Persona, plan: list[str], day: datetime, spent: BudgetSpent
-) -> list[Block]:
-    """An activity for each hour of the day, hours of one activity running on merged into one
-    block."""
-    prompt = persona_prompt("hourly_schedule.j2", persona, day, plan=plan)
-    # an hour's label is written before its activity: the small model sees which hour it is
-    # filling (asked for a list of 24, the 1.5B model slept until 18:00)
-    hour = {"type": "string", "minLength": 2, "maxLength": 80}
-    schema = {
-        "type": "object",
-        "properties": {label: hour for label in HOUR_LABELS},
-        "required": list(HOUR_LABELS),
-        "additionalProperties": False,
-    }
-    data = await asked(model, prompt, spent, schema, max_tokens=900, who=persona.name)
-    return merge_hours([" ".join(data[label].split()).rstrip(".") for label in HOUR_LABELS])
-
-
-def merge_hours(hours: list[str]) -> list[Block]:
-    """Hour-long activities as blocks, a run of the same activity (case aside) as one."""
-    blocks: list[Block] = []
-    for hour, activity in enumerate(hours):
-        if blocks and blocks[-1].activity.lower() == activity.lower():
-            last = blocks[-1]
-            blocks[-1] = Block(last.start, last.minutes + 60, last.activity)
-        else:
-            blocks.append(Block(hour * 60, 60, activity))
-    return blocks
 
 
 async def decompose(
@@ -159,7 +181,7 @@ async def breakdown(
         minutes={"type": "integer", "minimum": 5, "maximum": 15},
         **({"place": place} if places else {}),
     )
-    most = max(1, min(12, block.minutes // 5))
+    most = max(1, min(MOST_ACTIONS, block.minutes // 5))
     actions = {"type": "array", "items": item, "minItems": 1, "maxItems": most}
     schema = schema_of(actions=actions, **({"place": place} if first and places else {}))
     data = await asked(model, prompt, spent, schema, max_tokens=80 * most + 30, who=persona.name)

@@ -1,4 +1,4 @@
-"""A persona's day as it stands: its broad plan, the hourly schedule's blocks, the actions of
+"""A persona's day as it stands: its broad plan, the schedule's blocks, the actions of
 the block under way, and the action it is doing with where. Stored with the sim's state at
 every step, so a resumed sim goes on with the same day."""
 
