@@ -18,6 +18,7 @@ import asyncio
 import datetime as dt
 import json
 import math
+import re
 import sys
 import tempfile
 import time
@@ -41,12 +42,18 @@ from autonoma.sim.store import SimStore
 from autonoma.sim.world import World, WorldSpec
 from bench.common import machine, write_result
 
-DAY_PLAN = {
-    "plan": [{"at": "07:00", "do": "have breakfast"}, {"at": "08:00", "do": "work"},
-             {"at": "12:00", "do": "have lunch"}, {"at": "13:00", "do": "work"},
-             {"at": "18:00", "do": "have dinner"}],
-    "bed": "22:00",
-}  # fmt: skip
+DAY = ["have breakfast", "work", "have lunch", "work", "have dinner"]
+
+
+def day_plan(schema: dict[str, Any]) -> dict[str, Any]:
+    """The day's items at the hours the schema allows (the persona's waking hours): the
+    first five, the middle and the last but one."""
+    pattern = schema["properties"]["plan"]["items"]["properties"]["at"]["pattern"]
+    hours = re.findall(r"\d\d", pattern.split(")")[0]) or ["07", "08", "12", "13", "18"]
+    middle = len(hours) // 2
+    picked = [hours[0], hours[1], hours[middle], hours[middle + 1], hours[-2]]
+    return {"plan": [{"at": f"{h}:00", "do": do} for h, do in zip(picked, DAY, strict=True)],
+            "bed": "22:00"}  # fmt: skip
 
 
 def answers(messages: list[Message], request: CompletionRequest) -> dict[str, Any]:
@@ -76,7 +83,7 @@ def answers(messages: list[Message], request: CompletionRequest) -> dict[str, An
         top = schema["properties"].get("place", {}).get("enum", [])  # a reaction's place
         return {"actions": actions, **({"place": top[0]} if top else {})}
     if wanted == "plan":
-        return DAY_PLAN
+        return day_plan(schema)
     raise AssertionError(f"unexpected request for {wanted}")
 
 

@@ -21,6 +21,7 @@ from autonoma.sim.plan import (
     known_places,
     place_lines,
     plan_day,
+    waking_hours,
 )
 from autonoma.sim.schedule import Action, Block
 
@@ -37,30 +38,50 @@ def timed(*items: tuple[str, str]) -> list[dict[str, str]]:
 
 
 async def test_the_day_is_planned_in_timed_items_and_its_blocks_follow_from_the_times() -> None:
-    """The plan's items carry the times they begin; the schedule follows from them, with no
+    """The plan's items carry the times they begin, within the waking hours the persona's
+    lifestyle states (under the schema's pattern); the schedule follows from them, with no
     second call (asked for each hour's activity, the 1.5B model was awake at 01:00)."""
-    plan = timed(("06:00", "wake up and dress"), ("08:00", "open Hobbs Cafe."),
-                 ("12:00", "lunch"), ("07:00", "bake  croissants"), ("12:00", "call Maria"),
-                 ("20:00", "go to bed early"))  # fmt: skip
-    model = ScriptedModel([{"plan": plan[:3], "bed": "23:00"}, {"plan": plan, "bed": "23:00"}])
+    plan = timed(("08:00", "open Hobbs Cafe."), ("12:00", "lunch"), ("07:00", "bake  croissants"),
+                 ("12:00", "call Maria"), ("20:00", "go to bed early"))  # fmt: skip
+    night = timed(("05:30", "bake"), *[("08:00", "work")] * 4)  # before she wakes at 06:00
+    model = ScriptedModel([{"plan": night}, {"plan": plan}])
     spent = BudgetSpent()
     lines, blocks = await plan_day(model, isabella(), DAY, "She baked croissants.", spent)
-    assert len(model.requests) == 2  # too few items, asked again
-    assert lines == ["06:00 wake up and dress", "07:00 bake croissants", "08:00 open Hobbs Cafe",
-                     "12:00 lunch, then call Maria", "20:00 go to bed early"]  # fmt: skip
+    assert len(model.requests) == 2  # an item in the night, asked again
+    assert lines == ["06:00 waking up and getting ready for the day", "07:00 bake croissants",
+                     "08:00 open Hobbs Cafe", "12:00 lunch, then call Maria",
+                     "20:00 go to bed early"]  # fmt: skip
     cafe, lunch = "open Hobbs Cafe", "lunch, then call Maria"
     assert blocks == [
-        Block(0, 360, "sleeping"), Block(360, 60, "wake up and dress"),
+        Block(0, 360, "sleeping"), Block(360, 60, "waking up and getting ready for the day"),
         Block(420, 60, "bake croissants"),
         Block(480, 120, cafe), Block(600, 120, cafe),  # longer than a breakdown fills: halved
         Block(720, 160, lunch), Block(880, 160, lunch), Block(1040, 160, lunch),
-        Block(1200, 240, "sleeping"),  # to bed at 20:00, asleep through the bed time
+        Block(1200, 240, "sleeping"),  # to bed at 20:00, asleep through the bed time, 23:00
     ]  # fmt: skip
     asked = model.requests[0].messages[0].content
     assert "Isabella Rodriguez" in asked and "Monday February 13" in asked
-    assert "Yesterday: She baked croissants." in asked
-    times = model.requests[0].schema["properties"]["plan"]["items"]["properties"]["at"]  # type: ignore[index]
-    assert times["pattern"] and model.requests[0].schema["required"] == ["plan", "bed"]  # type: ignore[index]
+    assert "Yesterday: She baked croissants." in asked and "(06:00 to 23:00)" in asked
+    schema = model.requests[0].schema or {}
+    assert schema["required"] == ["plan"]  # her bed time is her lifestyle's
+    assert schema["properties"]["plan"]["items"]["properties"]["at"]["pattern"] == (
+        "^(06|07|08|09|10|11|12|13|14|15|16|17|18|19|20|21|22):[0-5][0-9]$"
+    )
+
+
+async def test_a_lifestyle_without_its_hours_has_the_bed_time_asked() -> None:
+    person = isabella()
+    person.spec = person.spec.model_copy(update={"lifestyle": "Isabella keeps odd hours."})
+    plan = timed(("09:00", "wake up"), ("10:00", "bake"), ("13:00", "lunch"), ("14:00", "bake"),
+                 ("18:00", "walk"))  # fmt: skip
+    model = ScriptedModel([{"plan": plan, "bed": "01:00"}])
+    lines, blocks = await plan_day(model, person, DAY, "", BudgetSpent())
+    assert (model.requests[0].schema or {})["required"] == ["plan", "bed"]
+    assert lines[0] == "09:00 wake up" and blocks[0] == Block(0, 540, "sleeping")
+    assert blocks[-1] == Block(1260, 180, "walk")  # to bed after midnight: awake to its end
+    assert waking_hours("goes to bed around 1am, wakes up around 8:30am") == (510, 1500)
+    assert waking_hours("goes to bed around midnight, wakes up around 7am") == (420, 1440)
+    assert waking_hours("Wakes up at 6 am, goes to bed at 9:30 pm") == (360, 1290)
 
 
 def test_a_bed_time_after_midnight_leaves_the_day_awake_to_its_end() -> None:
@@ -78,7 +99,7 @@ def test_a_bed_time_after_midnight_leaves_the_day_awake_to_its_end() -> None:
 
 
 async def test_an_answer_never_usable_is_one_error() -> None:
-    wrong = {"plan": timed(*[("7:00", "work")] * 5), "bed": "22:00"}  # not HH:MM, every time
+    wrong = {"plan": timed(*[("7:00", "work")] * 5)}  # not HH:MM, every time
     broken = ScriptedModel(lambda messages, request: wrong)
     with pytest.raises(PlanFailed, match="Isabella Rodriguez's plan: the model's answer"):
         await plan_day(broken, isabella(), DAY, "", BudgetSpent())

@@ -11,13 +11,13 @@ from autonoma.llm.types import Message
 DAY_PLAN = {
     "plan": [{"at": "07:00", "do": "wake up"}, {"at": "07:00", "do": "have breakfast"},
              {"at": "08:00", "do": "read a book"}, {"at": "18:00", "do": "have dinner"},
-             {"at": "22:00", "do": "go to bed"}],
+             {"at": "20:00", "do": "read by the fire"}],
     "bed": "22:00",
 }  # fmt: skip
 
 
 def townsfolk(messages: list[Message], request: CompletionRequest) -> dict[str, Any]:
-    """Every persona the same day: asleep until 7, breakfast, reading, dinner, asleep from 22; every
+    """Every persona the same day: up at their lifestyle's hour, breakfast at 7, reading, dinner, reading, asleep at its bed time; every
     place the first kitchen it knows (or the first place), the ratings all 4."""
     return answer_to(request.plan.schema or {})
 

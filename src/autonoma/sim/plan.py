@@ -27,6 +27,8 @@ DAY_MINUTES = 24 * 60
 CLOCK_TIME = {"type": "string", "pattern": "^([01][0-9]|2[0-3]):[0-5][0-9]$"}  # "07:30"
 MOST_ACTIONS = 12  # in one block's breakdown
 LONGEST_BLOCK = MOST_ACTIONS * 15  # minutes: what one breakdown's actions can fill
+_WAKES = re.compile(r"wakes? up (?:around |at )?(\d{1,2})(?::(\d\d))? ?([ap]m)", re.I)
+_BEDS = re.compile(r"to bed (?:around |at )?(?:(midnight)|(\d{1,2})(?::(\d\d))? ?([ap]m))", re.I)
 _SLEEP = re.compile(r"(?:sleep|go(?:es|ing)? (?:back )?to (?:bed|sleep)|bed\b|bedtime)", re.I)
 
 
@@ -72,19 +74,53 @@ async def plan_day(
     The blocks come from the plan's own times, not from a second call naming each hour's
     activity: on the 1.5B model that one drifted from the plan (awake at 01:00, asleep by
     day) and cost about 830 tokens a persona-day."""
-    prompt = persona_prompt("day_plan.j2", persona, day, yesterday=yesterday)
-    item = schema_of(at=CLOCK_TIME, do={"type": "string", "minLength": 2, "maxLength": 100})
+    waking = waking_hours(persona.spec.lifestyle)
+    times = CLOCK_TIME if waking is None else _hours_between(*waking)
+    item = schema_of(at=times, do={"type": "string", "minLength": 2, "maxLength": 100})
     items = {"type": "array", "items": item, "minItems": 5, "maxItems": 8}
-    data = await asked(
-        model, prompt, spent, schema_of(plan=items, bed=CLOCK_TIME), max_tokens=450,
-        who=persona.name,
-    )  # fmt: skip
+    schema = schema_of(plan=items) if waking else schema_of(plan=items, bed=CLOCK_TIME)
+    awake = "" if waking is None else f"{clock_time(waking[0])} to {clock_time(waking[1])}"
+    prompt = persona_prompt("day_plan.j2", persona, day, yesterday=yesterday, awake=awake)
+    data = await asked(model, prompt, spent, schema, max_tokens=450, who=persona.name)
+    wake, bed = waking or (0, _minutes(data["bed"]))  # the model's bed may be past midnight
+    latest = bed if waking else DAY_MINUTES
     timed: dict[int, str] = {}  # two items at one time are one: "a, then b"
     for entry in sorted(data["plan"], key=lambda e: _minutes(e["at"])):
-        at, words = _minutes(entry["at"]), " ".join(entry["do"].split()).rstrip(".")
-        timed[at] = f"{timed[at]}, then {words}" if at in timed else words
+        at, words = max(wake, _minutes(entry["at"])), " ".join(entry["do"].split()).rstrip(".")
+        if at < latest:
+            timed[at] = f"{timed[at]}, then {words}" if at in timed else words
+    if not timed:
+        raise PlanFailed(f"{persona.name}'s plan: no item before the bed time, {clock_time(bed)}")
+    if waking and min(timed) > wake:
+        timed = {wake: "waking up and getting ready for the day", **timed}
     plan = [f"{clock_time(at)} {words}" for at, words in timed.items()]
-    return plan, day_blocks(list(timed.items()), _minutes(data["bed"]))
+    return plan, day_blocks(list(timed.items()), bed)
+
+
+def waking_hours(lifestyle: str) -> tuple[int, int] | None:
+    """(waking, bed) in minutes after midnight, as the persona's lifestyle states them ("goes
+    to bed around 1am, wakes up around 8:30am": (510, 1500), a bed after midnight past
+    1440), or None where it does not say both. The paper asks the model for the wake-up
+    hour; a persona file that states it is the persona's own answer."""
+    wake, bed = _WAKES.search(lifestyle), _BEDS.search(lifestyle)
+    if wake is None or bed is None:
+        return None
+    woken = _clock(*wake.groups())
+    slept = DAY_MINUTES if bed.group(1) else _clock(*bed.groups()[1:])
+    if slept <= woken:
+        slept += DAY_MINUTES
+    return woken, slept
+
+
+def _clock(hour: str, minute: str | None, half: str) -> int:
+    return (int(hour) % 12 + (12 if half.lower() == "pm" else 0)) * 60 + int(minute or 0)
+
+
+def _hours_between(wake: int, bed: int) -> dict[str, Any]:
+    """A clock time ("HH:MM") whose hour is one the persona is awake in: under the grammar,
+    a plan item cannot be set in the night (the 1.5B model began a day at 01:00)."""
+    hours = range(wake // 60, (min(bed, DAY_MINUTES) - 1) // 60 + 1)
+    return {"type": "string", "pattern": f"^({'|'.join(f'{h:02d}' for h in hours)}):[0-5][0-9]$"}
 
 
 def day_blocks(items: list[tuple[int, str]], bed: int) -> list[Block]:
@@ -94,7 +130,7 @@ def day_blocks(items: list[tuple[int, str]], bed: int) -> list[Block]:
     the day's end. An item that is sleep ("go to bed") is asleep; a run of one activity is
     one block; a block longer than a breakdown can fill (LONGEST_BLOCK) is cut in equal
     parts, each broken into actions as it begins."""
-    bed = bed if bed > items[-1][0] else DAY_MINUTES
+    bed = min(bed, DAY_MINUTES) if bed > items[-1][0] else DAY_MINUTES
     edges = [at for at, _ in items] + [bed]
     spans = [(0, items[0][0], SLEEPING)]
     spans += [(edges[n], edges[n + 1], words) for n, (_, words) in enumerate(items)]
