@@ -60,7 +60,7 @@ async def test_a_morning_is_planned_once_and_each_persona_walks_to_its_place(
         schedule = persona.schedule
         activities = [a for a, _ in groupby(b.activity for b in schedule.blocks)]
         assert schedule.day == "2023-02-13" and activities == [
-            "sleeping", "waking up and getting ready for the day", "wake up, then have breakfast",
+            "sleeping", "waking up and getting ready for the day", "wake up", "have breakfast",
             "read a book", "have dinner", "read by the fire", "sleeping",
         ]  # fmt: skip
         assert persona.action == "making toast"

@@ -49,14 +49,15 @@ async def test_the_day_is_planned_in_timed_items_and_its_blocks_follow_from_the_
     lines, blocks = await plan_day(model, isabella(), DAY, "She baked croissants.", spent)
     assert len(model.requests) == 2  # an item in the night, asked again
     assert lines == ["06:00 waking up and getting ready for the day", "07:00 bake croissants",
-                     "08:00 open Hobbs Cafe", "12:00 lunch, then call Maria",
-                     "20:00 go to bed early"]  # fmt: skip
-    cafe, lunch = "open Hobbs Cafe", "lunch, then call Maria"
+                     "08:00 open Hobbs Cafe", "12:00 lunch", "16:00 call Maria",
+                     "20:00 go to bed early"]  # two at 12:00 share the time until 20:00  # fmt: skip
+    cafe = "open Hobbs Cafe"
     assert blocks == [
         Block(0, 360, "sleeping"), Block(360, 60, "waking up and getting ready for the day"),
         Block(420, 60, "bake croissants"),
         Block(480, 120, cafe), Block(600, 120, cafe),  # longer than a breakdown fills: halved
-        Block(720, 160, lunch), Block(880, 160, lunch), Block(1040, 160, lunch),
+        Block(720, 120, "lunch"), Block(840, 120, "lunch"),
+        Block(960, 120, "call Maria"), Block(1080, 120, "call Maria"),
         Block(1200, 240, "sleeping"),  # to bed at 20:00, asleep through the bed time, 23:00
     ]  # fmt: skip
     asked = model.requests[0].messages[0].content
@@ -160,3 +161,13 @@ async def test_a_place_is_chosen_only_among_those_the_persona_knows() -> None:
     schema = model.requests[0].schema
     assert schema is not None and schema["properties"]["place"]["enum"] == places
     assert len(model.requests) == 2  # the place she does not know was refused and re-asked
+
+
+async def test_items_set_at_one_time_share_the_day_in_their_order() -> None:
+    """The 135M model set every item of John's day at 06:00: each keeps its line."""
+    same = timed(*[("06:00", words) for words in ("wake", "eat", "work", "walk", "read")])
+    lines, blocks = await plan_day(
+        ScriptedModel([{"plan": same}]), isabella(), DAY, "", BudgetSpent()
+    )
+    assert lines == ["06:00 wake", "09:24 eat", "12:48 work", "16:12 walk", "19:36 read"]
+    assert blocks[0] == Block(0, 360, "sleeping") and blocks[-2] == Block(1278, 102, "read")

@@ -151,8 +151,8 @@ async def test_a_reaction_to_the_end_of_its_block_is_placed_on_its_own(tmp_path:
     model = scripted(continuing)
     town, _ = open_town(tmp_path, model, MORNING)
     mei = town.sim.persona("Mei Lin")
-    await town.step()  # the day planned: breakfast from 07:00 to 08:00
-    late = MORNING + timedelta(minutes=55)
+    await town.step()  # the day planned: waking up from 07:00 to 07:30
+    late = MORNING + timedelta(minutes=25)
     action = Action(0, 10, "wiping the table", "", REACTION)
     await replan(model, town.sim.world, mei, late, BudgetSpent(), action)
     began = mei.schedule.action

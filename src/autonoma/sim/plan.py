@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timedelta
-from itertools import pairwise
+from itertools import groupby, pairwise
 from typing import Any
 
 from autonoma.errors import ModelError
@@ -84,17 +84,35 @@ async def plan_day(
     data = await asked(model, prompt, spent, schema, max_tokens=450, who=persona.name)
     wake, bed = waking or (0, _minutes(data["bed"]))  # the model's bed may be past midnight
     latest = bed if waking else DAY_MINUTES
-    timed: dict[int, str] = {}  # two items at one time are one: "a, then b"
-    for entry in sorted(data["plan"], key=lambda e: _minutes(e["at"])):
-        at, words = max(wake, _minutes(entry["at"])), " ".join(entry["do"].split()).rstrip(".")
-        if at < latest:
-            timed[at] = f"{timed[at]}, then {words}" if at in timed else words
+    told = [
+        (max(wake, _minutes(e["at"])), " ".join(e["do"].split()).rstrip(".")) for e in data["plan"]
+    ]
+    timed = sorted((t for t in told if t[0] < latest), key=lambda t: t[0])
     if not timed:
         raise PlanFailed(f"{persona.name}'s plan: no item before the bed time, {clock_time(bed)}")
-    if waking and min(timed) > wake:
-        timed = {wake: "waking up and getting ready for the day", **timed}
-    plan = [f"{clock_time(at)} {words}" for at, words in timed.items()]
-    return plan, day_blocks(list(timed.items()), bed)
+    if waking and timed[0][0] > wake:
+        timed.insert(0, (wake, "waking up and getting ready for the day"))
+    timed = _spread(timed, _day_end(timed[-1][0], bed))
+    plan = [f"{clock_time(at)} {words}" for at, words in timed]
+    return plan, day_blocks(timed, bed)
+
+
+def _spread(items: list[tuple[int, str]], end: int) -> list[tuple[int, str]]:
+    """Items given one time share the time until the next item (or `end`) in equal parts,
+    in their order: the 135M model set every item at 06:00."""
+    spread: list[tuple[int, str]] = []
+    for at, group in groupby(items, key=lambda item: item[0]):
+        words = [w for _, w in group]
+        later = next((t for t, _ in items if t > at), end)
+        share = max(0, later - at) // len(words)
+        spread += [(at + n * share, w) for n, w in enumerate(words)]
+    return spread
+
+
+def _day_end(last: int, bed: int) -> int:
+    """Where the day's last item ends: at bed, or, for a bed time not after it (past
+    midnight), at the day's end."""
+    return min(bed, DAY_MINUTES) if bed > last else DAY_MINUTES
 
 
 def waking_hours(lifestyle: str) -> tuple[int, int] | None:
@@ -130,7 +148,7 @@ def day_blocks(items: list[tuple[int, str]], bed: int) -> list[Block]:
     the day's end. An item that is sleep ("go to bed") is asleep; a run of one activity is
     one block; a block longer than a breakdown can fill (LONGEST_BLOCK) is cut in equal
     parts, each broken into actions as it begins."""
-    bed = min(bed, DAY_MINUTES) if bed > items[-1][0] else DAY_MINUTES
+    bed = _day_end(items[-1][0], bed)
     edges = [at for at, _ in items] + [bed]
     spans = [(0, items[0][0], SLEEPING)]
     spans += [(edges[n], edges[n + 1], words) for n, (_, words) in enumerate(items)]
