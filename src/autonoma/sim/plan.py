@@ -341,14 +341,5 @@ async def asked(
     return data
 
 
-def _texts(least: int, most: int, longest: int) -> dict[str, Any]:
-    return {
-        "type": "array",
-        "items": {"type": "string", "minLength": 2, "maxLength": longest},
-        "minItems": least,
-        "maxItems": most,
-    }
-
-
 def _object(key: str, value: dict[str, Any]) -> dict[str, Any]:
     return schema_of(**{key: value})
