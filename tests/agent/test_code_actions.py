@@ -628,7 +628,7 @@ async def test_a_file_emptied_then_appended_to_in_one_program_is_written(tmp_pat
         "write_file('names.txt', '')\n"
         "print(repr(read_file('names.txt')))\n"
         "for name in ['bob', 'Alice']:\n"
-        "    append_file('names.txt', name)\n"
+        "    append_file('./names.txt', name)\n"
         "with open('out.txt', 'w') as f:\n"
         "    pass\n"
         "with open('out.txt', 'a') as f:\n"

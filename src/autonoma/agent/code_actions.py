@@ -183,23 +183,26 @@ _emptied = []
 if "write_file" in globals() and "append_file" in globals():
     _write_tool, _append_tool, _read_text = write_file, append_file, read_file
 
+    def _named(path):  # './full.txt' and 'full.txt' are one file
+        return _os_path.path.normpath(path) if isinstance(path, str) else path
+
     def write_file(path, text):
-        if path in _emptied:
-            _emptied.remove(path)
+        if _named(path) in _emptied:
+            _emptied.remove(_named(path))
         if text == "" and isinstance(path, str):
-            _emptied.append(path)
+            _emptied.append(_named(path))
             return f"{path} is emptied when this program appends to it"
         return _write_tool(path, text)
 
     def append_file(path, text):
-        if path in _emptied and text != "":
-            _emptied.remove(path)  # the text as append_file begins an empty file with it
+        if _named(path) in _emptied and text != "":
+            _emptied.remove(_named(path))  # the text as append_file begins an empty file
             lines = text[1:] if text.startswith("\\n") else text
             return _write_tool(path, lines if lines.endswith("\\n") else lines + "\\n")
         return _append_tool(path, text)
 
     def read_file(path):
-        return "" if path in _emptied else _read_text(path)
+        return "" if _named(path) in _emptied else _read_text(path)
 
     def _empty_the_rest():
         # emptied and never appended to: the tool is asked for the empty file, and its
