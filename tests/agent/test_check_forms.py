@@ -673,3 +673,15 @@ async def test_the_max_of_texts_is_sent_back_unless_alphabetical_order_is_asked(
         alphabetical, ["Write last.txt"], Workspace(trial.ws), BudgetSpent()
     )
     assert len(written.checks) == 1 and not written.discarded
+
+
+async def test_texts_typed_side_by_side_are_the_items_of_a_list(tmp_path: Path) -> None:
+    """combine_parts (2492e5e): the 1.5B writer's expected lines ('alpha' 'beta' 'gamma'
+    'delta'), which Python joins into one text that no work could make."""
+    trial = Trial(tmp_path, {"part1.txt": "alpha\n"})
+    check = made({"kind": "file", "file": "full.txt", "holds": "lines",
+                  "expected": "('alpha' 'beta'\n 'gamma' 'delta')"})  # fmt: skip
+    assert "('alpha', 'beta',\n 'gamma', 'delta')" in check.code
+    assert (await trial.verdict(check, full__txt="alpha\nbeta\ngamma\ndelta\n"))[0]
+    joined = made({"kind": "file", "file": "t.txt", "holds": "text", "expected": "'a' + 'b'"})
+    assert (await trial.verdict(joined, t__txt="ab"))[0]

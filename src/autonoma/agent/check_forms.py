@@ -15,8 +15,11 @@ from __future__ import annotations
 
 import ast
 import builtins
+import io
 import re
+import tokenize
 from collections.abc import Mapping, Sequence
+from itertools import pairwise
 from pathlib import PurePosixPath
 from typing import Annotated, Any, Literal
 
@@ -412,7 +415,7 @@ def _expression(text: str, field: str) -> str:
     """The Python expression of a value, parenthesised: as written, with a line break that
     cuts a string literal written back as `\\n` (JSON's `\\n` read as a line break), or, when
     it is plain words and no expression (`Shopping list`), those words as a text."""
-    source = mend_json_slips(text.strip())
+    source = _commas_between_texts(mend_json_slips(text.strip()))
     try:
         tree = ast.parse(source, mode="eval")
         if isinstance(tree.body, ast.Name) and "_" in tree.body.id.strip("_"):
@@ -443,6 +446,34 @@ def _expression(text: str, field: str) -> str:
 
 
 _CASTS = {"str", "int", "float", "bool"}
+
+
+def _commas_between_texts(source: str) -> str:
+    """`('alpha' 'beta' 'gamma')` with the commas put in. Python joins texts written side by
+    side into one; in a value typed by a small model that is a list missing its commas (the
+    1.5B writer's expected lines for combine_parts, ('alpha' 'beta' 'gamma' 'delta'), became
+    'alphabetagammadelta', and no work could pass the check)."""
+    try:
+        tokens = [
+            t
+            for t in tokenize.generate_tokens(io.StringIO(source).readline)
+            if t.type not in (tokenize.NL, tokenize.COMMENT)  # a NEWLINE parts lines
+        ]
+    except (tokenize.TokenError, SyntaxError):
+        return source
+    starts = [0]
+    for line in source.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+    cuts = [
+        starts[first.end[0] - 1] + first.end[1]
+        for first, then in pairwise(tokens)
+        if first.type == tokenize.STRING and then.type == tokenize.STRING
+    ]
+    if not cuts:
+        return source
+    for cut in reversed(cuts):
+        source = f"{source[:cut]},{source[cut:]}"
+    return source
 
 
 def _truth(node: ast.expr) -> bool:
