@@ -111,7 +111,7 @@ def test_a_sim_runs_stores_its_steps_and_resumes_after_its_server_failed(
     shown = " ".join(cli(home, "sim", "show", "willow").stdout.split())
     assert "Lin family house: kitchen" in shown and "toast" in shown
     mei = cli(home, "sim", "show", "willow", "--persona", "Mei Lin").stdout
-    assert "Plan for 2023-02-13:" in mei and "breakfast at 7:00 am" in mei
+    assert "Plan for 2023-02-13:" in mei and "07:30 have breakfast" in mei
     earlier = json.loads(cli(home, "sim", "show", "willow", "--step", "1", "--json").stdout)
     assert earlier["step"] == 1
 
