@@ -18,7 +18,6 @@ import asyncio
 import datetime as dt
 import json
 import math
-import re
 import sys
 import tempfile
 import time
@@ -43,17 +42,21 @@ from autonoma.sim.world import World, WorldSpec
 from bench.common import machine, write_result
 
 DAY = ["have breakfast", "work", "have lunch", "work", "have dinner"]
+DAY_HOURS = ["07", "08", "12", "13", "18"]
 
 
 def day_plan(schema: dict[str, Any]) -> dict[str, Any]:
-    """The day's items at the hours the schema allows (the persona's waking hours): the
-    first five, the middle and the last but one."""
+    """The day's items at the hours the schema allows where it lists the persona's waking
+    hours (the first two, the middle two and the last but one), else at 07, 08, 12, 13 and
+    18 with the bed time asked."""
+    if "bed" in schema["properties"]:
+        return {"plan": [{"at": f"{h}:00", "do": do} for h, do in zip(DAY_HOURS, DAY, strict=True)],
+                "bed": "22:00"}  # fmt: skip
     pattern = schema["properties"]["plan"]["items"]["properties"]["at"]["pattern"]
-    hours = re.findall(r"\d\d", pattern.split(")")[0]) or ["07", "08", "12", "13", "18"]
+    hours = pattern[2:].split(")")[0].split("|")  # "^(07|08|...|23):[0-5][0-9]$"
     middle = len(hours) // 2
     picked = [hours[0], hours[1], hours[middle], hours[middle + 1], hours[-2]]
-    return {"plan": [{"at": f"{h}:00", "do": do} for h, do in zip(picked, DAY, strict=True)],
-            "bed": "22:00"}  # fmt: skip
+    return {"plan": [{"at": f"{h}:00", "do": do} for h, do in zip(picked, DAY, strict=True)]}
 
 
 def answers(messages: list[Message], request: CompletionRequest) -> dict[str, Any]:
