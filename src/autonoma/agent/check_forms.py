@@ -461,19 +461,12 @@ def _commas_between_texts(source: str) -> str:
         ]
     except (tokenize.TokenError, SyntaxError):
         return source
-    starts = [0]
-    for line in source.splitlines(keepends=True):
-        starts.append(starts[-1] + len(line))
-    cuts = [
-        starts[first.end[0] - 1] + first.end[1]
-        for first, then in pairwise(tokens)
-        if first.type == tokenize.STRING and then.type == tokenize.STRING
-    ]
-    if not cuts:
-        return source
-    for cut in reversed(cuts):
-        source = f"{source[:cut]},{source[cut:]}"
-    return source
+    lines = source.splitlines(keepends=True)
+    for first, then in reversed(list(pairwise(tokens))):
+        if first.type == tokenize.STRING and then.type == tokenize.STRING:
+            row, column = first.end
+            lines[row - 1] = f"{lines[row - 1][:column]},{lines[row - 1][column:]}"
+    return "".join(lines)
 
 
 def _truth(node: ast.expr) -> bool:

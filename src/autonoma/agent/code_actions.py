@@ -187,19 +187,22 @@ if "write_file" in globals() and "append_file" in globals():
         return _os_path.path.normpath(path) if isinstance(path, str) else path
 
     def write_file(path, text):
-        if _named(path) in _emptied:
-            _emptied.remove(_named(path))
+        name = _named(path)
+        if name in _emptied:
+            _emptied.remove(name)
         if text == "" and isinstance(path, str):
-            _emptied.append(_named(path))
+            _emptied.append(name)
             return f"{path} is emptied when this program appends to it"
         return _write_tool(path, text)
 
     def append_file(path, text):
-        if _named(path) in _emptied and text != "":
-            _emptied.remove(_named(path))  # the text as append_file begins an empty file
-            lines = text[1:] if text.startswith("\\n") else text
-            return _write_tool(path, lines if lines.endswith("\\n") else lines + "\\n")
-        return _append_tool(path, text)
+        name = _named(path)
+        if name not in _emptied or text == "":
+            return _append_tool(path, text)
+        _emptied.remove(name)
+        # whole lines, as Workspace.append(on_new_line=True) begins an empty file with them
+        lines = text[1:] if text.startswith("\\n") else text
+        return _write_tool(path, lines if lines.endswith("\\n") else lines + "\\n")
 
     def read_file(path):
         return "" if _named(path) in _emptied else _read_text(path)
