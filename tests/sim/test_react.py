@@ -13,6 +13,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from jsonschema import Draft202012Validator
+
 from autonoma.llm import ScriptedModel
 from autonoma.llm.base import CompletionRequest
 from autonoma.llm.scripted import RecordedRequest
@@ -27,7 +29,7 @@ from autonoma.sim.engine import Town
 from autonoma.sim.memory import TownMemory, game_seconds, town_raters
 from autonoma.sim.persona import Persona, shipped_personas
 from autonoma.sim.plan import minute_of_day
-from autonoma.sim.react import COOL_DOWN, replan
+from autonoma.sim.react import COOL_DOWN, DOING, replan
 from autonoma.sim.runner import run_sim
 from autonoma.sim.schedule import PLANNED, REACTION, TALK, Action
 from autonoma.sim.store import SimStore
@@ -296,3 +298,17 @@ def answer_with(inner: ScriptedModel, messages: list[Message], request: Completi
     if "summary" in schema.get("properties", {}):
         return {"summary": "A quiet day of reading at home."}
     return inner._function(messages, request)  # type: ignore[misc]
+
+
+def test_a_reaction_is_said_as_a_doing_never_as_narration_or_speech() -> None:
+    doing = Draft202012Validator(DOING)
+    for ok in ("", "helping Mei Lin set up the espresso machine", "turning off the stove"):
+        assert doing.is_valid(ok), ok
+    for wrong in (
+        "Mei Lin asked if she could help set up the espresso machine.",
+        "I'll turn off the stove for 10 minutes",
+        "Helping Mei Lin",
+        'saying "hello"',
+        "waving\nand leaving",
+    ):
+        assert not doing.is_valid(wrong), wrong

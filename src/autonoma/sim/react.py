@@ -32,6 +32,10 @@ from autonoma.templating import render
 CONTINUE, REACT, TALK = "continue", "react", "talk"
 RECALLED = 5  # memories each of the two retrievals gives
 COOL_DOWN = timedelta(hours=2)  # before the same two talk again (game time)
+# What a reaction does, as the town says what anyone is doing ("Mei Lin is <it>"): a phrase
+# opening with a word ending in -ing, or nothing. Free text let the 1.5B model write a line of
+# narration or speech ("I'll turn off the stove ...") that the town then showed as an action.
+DOING = {"type": "string", "pattern": "^([a-z]+ing( [A-Za-z0-9',.:-]+){0,12})?$"}
 
 
 @dataclass(frozen=True)
@@ -109,7 +113,7 @@ async def decide(
     )
     schema = schema_of(
         decision={"type": "string", "enum": options},
-        reaction={"type": "string", "maxLength": 80},
+        reaction=DOING,
         minutes={"type": "integer", "minimum": 5, "maximum": 30},
     )
     data = await asked(
