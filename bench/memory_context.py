@@ -10,6 +10,10 @@ and result after the same system prompt), which is what a loop without a short-t
 budget sends.
 
     python bench/memory_context.py [--model smollm2-135m] [--steps 300] [--report-from DIR]
+        [--label LABEL]
+
+`prefix_kept_*`: the share of each agent prompt (in characters) that begins as the prompt before
+it does, which is the most a prompt cache can reuse.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 import tempfile
 import time
@@ -33,7 +38,7 @@ from autonoma.agent.wiring import default_tools
 from autonoma.llm import EmbeddedModel, LLMSettings
 from autonoma.llm.base import CompletionRequest, Model, RawCompletion
 from autonoma.llm.registry import ModelStore
-from autonoma.llm.types import MessagesLike, ModelResponse, OutputSpec, Usage
+from autonoma.llm.types import MessagesLike, ModelResponse, OutputSpec, Usage, as_messages
 from autonoma.memory.context import step_text
 from autonoma.memory.embeddings import MiniLMEmbedder
 from autonoma.runtime.budget import BudgetLimits
@@ -87,6 +92,8 @@ class ScriptedAgentRealMemory(Model):
         super().__init__(real.name, model_id=real.model_id, settings=real.settings)
         self.real = real
         self.prompt_tokens: list[int] = []
+        self.previous = ""
+        self.kept: list[float] = []  # each prompt's share that begins as the one before it
 
     @property
     def context_window(self) -> int:
@@ -100,6 +107,11 @@ class ScriptedAgentRealMemory(Model):
             return await self.real.request(messages, output, **kwargs)
         tokens = await self.real.count_prompt_tokens(messages)
         self.prompt_tokens.append(tokens)
+        text = "\n".join(m.content for m in as_messages(messages))
+        if self.previous:
+            same = len(os.path.commonprefix([self.previous, text]))  # noqa: RUF071 (by character)
+            self.kept.append(same / len(text))
+        self.previous = text
         action = scripted_action(len(self.prompt_tokens))
         return ModelResponse(
             text=json.dumps(action),
@@ -111,7 +123,22 @@ class ScriptedAgentRealMemory(Model):
         raise NotImplementedError
 
 
-async def report(store: RunStore, run_id: str, real: EmbeddedModel, **extra: Any) -> None:
+def prefix_kept(kept: list[float]) -> dict[str, Any]:
+    """How much of each agent prompt a prompt cache could reuse from the one before (the
+    characters they share from the start): the most any server's cache can give."""
+    if not kept:
+        return {}
+    ordered = sorted(kept)
+    return {
+        "prefix_kept_mean": round(sum(kept) / len(kept), 3),
+        "prefix_kept_median": round(ordered[len(ordered) // 2], 3),
+        "prefix_kept_p10": round(ordered[len(ordered) // 10], 3),
+    }
+
+
+async def report(
+    store: RunStore, run_id: str, real: EmbeddedModel, name: str = "memory_context", **extra: Any
+) -> None:
     """The results, all from the run store (each step's prompt tokens are the real count the
     wrapper charged), so a run cut short can be reported too (`--report-from`)."""
     steps = store.steps(run_id)
@@ -131,7 +158,7 @@ async def report(store: RunStore, run_id: str, real: EmbeddedModel, **extra: Any
         print(f"step {n}: ours {tokens[n - 1]}, every step verbatim {baseline[-1]['tokens']}")
     kinds = [e.kind for e in events]
     write_result(
-        "memory_context",
+        name,
         {
             **extra,
             "steps": len(tokens),
@@ -159,10 +186,12 @@ async def main() -> None:
     )
     parser.add_argument("--model", default="smollm2-135m")
     parser.add_argument("--steps", type=int, default=300)
+    parser.add_argument("--label", default="", help="memory_context_LABEL.json")
     parser.add_argument(
         "--report-from", type=Path, help="report the run kept in this directory (runs.db)"
     )
     args = parser.parse_args()
+    name = f"memory_context_{args.label}" if args.label else "memory_context"
     real = EmbeddedModel(
         ModelStore().ensure(args.model), settings=LLMSettings(local_context=8192, local_slots=1)
     )
@@ -170,7 +199,7 @@ async def main() -> None:
         if args.report_from:
             store = RunStore(args.report_from / "runs.db")
             (run,) = store.list_runs(1)
-            await report(store, run.id, real, model=args.model, planned_steps=args.steps)
+            await report(store, run.id, real, name, model=args.model, planned_steps=args.steps)
             return
         directory = Path(tempfile.mkdtemp(prefix="autonoma-context-"))
         print(f"run kept in {directory} (report it with --report-from if cut short)")
@@ -189,8 +218,8 @@ async def main() -> None:
         started = time.perf_counter()
         await run_agent(store, model, run, embedder=MiniLMEmbedder())
         seconds = round(time.perf_counter() - started)
-        await report(store, run.id, real, model=args.model, planned_steps=args.steps,
-                     seconds=seconds)  # fmt: skip
+        await report(store, run.id, real, name, model=args.model, planned_steps=args.steps,
+                     seconds=seconds, **prefix_kept(model.kept))  # fmt: skip
     finally:
         await real.aclose()
 

@@ -342,11 +342,15 @@ def test_each_prompt_begins_with_the_last_one_except_at_folds(observation_chars:
     assert all(gap >= limits.fold_steps for gap in gaps), changed
 
 
-def test_the_head_comes_first_and_memory_after_the_steps() -> None:
+def test_the_head_comes_first_then_memory_then_the_steps() -> None:
     recalled = Recollection(memories=["notes.txt held a shopping list"])
-    messages = assemble(
-        SYSTEM, steps_with(2), CLOSING, head="Checks:\n1. a.txt exists", recalled=recalled
-    ).messages
-    content = messages[1]["content"]
-    assert content.startswith("Checks:\n1. a.txt exists\n\nYour latest steps:")
-    assert content.index("Step 2:") < content.index("shopping list") < content.index(CLOSING)
+    head = "Checks:\n1. a.txt exists"
+    first, later = (
+        assemble(SYSTEM, steps_with(n), CLOSING, head=head, recalled=recalled).messages[1]
+        for n in (2, 3)
+    )
+    content = first["content"]
+    assert content.startswith(f"{head}\n\nWhat you remember that may help now:\n- notes.txt")
+    assert content.index("shopping list") < content.index("Step 1:") < content.index(CLOSING)
+    # the same recollection a step later: the prompt up to the request is append-only
+    assert later["content"].startswith(content.removesuffix(CLOSING))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from autonoma.llm import ScriptedModel
-from autonoma.memory.importance import HeuristicRater, ModelRater, Persona
+from autonoma.memory.importance import LABELS, HeuristicRater, LabelRater, ModelRater, Persona
 from autonoma.memory.records import NewRecord
 from autonoma.runtime.budget import BudgetSpent
 
@@ -52,6 +52,39 @@ async def test_an_unusable_answer_falls_back_to_the_heuristic_and_loses_nothing(
     assert scores == [HeuristicRater.score("observation", t) for t in texts]
     assert rater.fallbacks == 1
     assert len(model.requests) == 3 and spent.tokens > 0
+
+
+async def test_labels_ask_one_memory_a_request_and_stand_for_their_importance() -> None:
+    def by_memory(messages, request):  # type: ignore[no-untyped-def]
+        prompt = messages[0].content
+        return {"label": "life-changing" if "fire" in prompt else "mundane"}
+
+    model = ScriptedModel(by_memory)
+    spent = BudgetSpent()
+    rater = LabelRater(model, PERSONA)
+    scores = await rater.rate(records("made the bed", "the kitchen caught fire", "ate"), spent)
+    assert scores == [LABELS["mundane"], LABELS["life-changing"], LABELS["mundane"]]
+    assert len(model.requests) == 3  # one memory each, so no position in a batch to follow
+    prompts = [r.messages[0].content for r in model.requests]
+    assert all(
+        p.count("Memory:") == 1 and "Ada: an agent that writes reports" in p for p in prompts
+    )
+    assert "Memory: the kitchen caught fire" in prompts[1]
+    assert model.requests[0].schema["properties"]["label"]["enum"] == list(LABELS)  # type: ignore[index]
+    assert spent.tokens > 0
+    assert list(LABELS.values()) == sorted(LABELS.values())  # mildest first, as the prompt says
+
+
+async def test_an_unusable_label_falls_back_to_the_heuristic_for_that_memory_only() -> None:
+    def answers(messages, request):  # type: ignore[no-untyped-def]
+        prompt = messages[0].content
+        return {"label": "notable"} if "report" in prompt.split("Memory:")[1] else {"label": "huge"}
+
+    rater = LabelRater(ScriptedModel(answers), PERSONA)
+    text = "the command failed with an error"
+    scores = await rater.rate(records("the report is done", text), BudgetSpent())
+    assert scores == [LABELS["notable"], HeuristicRater.score("observation", text)]
+    assert rater.fallbacks == 1
 
 
 async def test_the_heuristic_rates_failures_and_successes_above_routine() -> None:

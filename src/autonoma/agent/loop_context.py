@@ -62,13 +62,16 @@ async def prepare(loop: LoopServices, state: RunState) -> Assembled:
 
 
 async def recollection(loop: LoopServices, state: RunState) -> Recollection | None:
-    """What long-term memory holds for the current task: the goal and the latest plan."""
+    """What long-term memory holds for the current task, recalled again only after the run
+    stored something (a fold's steps, a reflection, a note): between folds the prompt keeps
+    the same recollection before its steps, so the prompt cache reuses it."""
     if loop.memory is None:
         return None
-    task = state.run.goal
-    if state.steps and state.steps[-1].thoughts.get("plan"):
-        task += "\n" + str(state.steps[-1].thoughts["plan"])
-    return await loop.memory.recollection(task)
+    if state.recalled is not None and state.recalled[0] == loop.memory.stores:
+        return state.recalled[1]
+    recalled = await loop.memory.recollection(state.run.goal)
+    state.recalled = (loop.memory.stores, recalled)
+    return recalled
 
 
 async def save_the_rest(loop: LoopServices, state: RunState, status: str) -> None:

@@ -510,6 +510,7 @@ class DriverMemory(AgentMemory):
     def __init__(self, channel: Channel) -> None:  # no stream here: nothing of the parent's
         self.channel = channel
         self._due = False
+        self.stores = 0
 
     async def _call(self, method: str, spent: BudgetSpent | None, **args: Any) -> Any:
         answer, cost = await asyncio.to_thread(self.channel.send, ("memory", method, args))
@@ -525,6 +526,7 @@ class DriverMemory(AgentMemory):
         *,
         rater: ImportanceRater | None = None,
     ) -> int:
+        self.stores += 1
         count, self._due = await self._call(
             "save_steps",
             spent,
@@ -534,6 +536,7 @@ class DriverMemory(AgentMemory):
         return int(count)
 
     async def remember(self, text: str, spent: BudgetSpent) -> MemoryRecord:
+        self.stores += 1
         record: MemoryRecord = await self._call("remember", spent, text=text)
         return record
 
@@ -550,6 +553,7 @@ class DriverMemory(AgentMemory):
 
     async def reflect(self, spent: BudgetSpent) -> ReflectionOutcome:
         self._due = False
+        self.stores += 1
         outcome: ReflectionOutcome = await self._call("reflect", spent)
         return outcome
 

@@ -12,7 +12,7 @@ from autonoma.agent.acceptance import Acceptance
 from autonoma.agent.hindsight import Attempt, trial_attempts
 from autonoma.agent.identity import AgentIdentity
 from autonoma.llm import Model
-from autonoma.memory.context import RollingSummary
+from autonoma.memory.context import Recollection, RollingSummary
 from autonoma.runtime.budget import BudgetSpent, SharedBudget
 from autonoma.runtime.events import (
     ChecksFailed,
@@ -57,6 +57,7 @@ class RunState:
     outside_from: int | None = None  # the first step with outside content in its context
 
     # While it runs.
+    recalled: tuple[int, Recollection] | None = None  # memory's `stores` when recalled; what
     in_view: list[str] | None = None  # files the last prompt showed whole as they are now
     by_found: bool = False  # marked from its start for the files it found
     # the files it found at its (re)start that it had not written: the person's, trusted or

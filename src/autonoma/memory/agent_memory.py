@@ -49,6 +49,7 @@ class AgentMemory:
         # the first step of this run with outside content in its context (0: from its start);
         # set by the agent loop
         self.outside_from: int | None = None
+        self.stores = 0  # times this run stored something: a recollection made since holds
 
     async def save_steps(
         self,
@@ -62,6 +63,7 @@ class AgentMemory:
         new = [record for step in steps for record in self._records_of(step)]
         if not new:
             return 0
+        self.stores += 1
         return len(await add_rated(self.stream, rater or self.rater, new, spent))
 
     def _records_of(self, step: StepRecord) -> list[NewRecord]:
@@ -108,6 +110,7 @@ class AgentMemory:
             text=text,
             outside=self.outside_from is not None,
         )
+        self.stores += 1
         (record,) = await add_rated(self.stream, self.rater, [new], spent)
         return record
 
@@ -137,6 +140,7 @@ class AgentMemory:
     async def reflect(self, spent: BudgetSpent) -> ReflectionOutcome:
         if self.reflector is None:
             return ReflectionOutcome()
+        self.stores += 1
         return await self.reflector.reflect(self.agent, spent, run_id=self.run_id)
 
 

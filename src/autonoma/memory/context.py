@@ -2,12 +2,13 @@
 laid out so that a server's prompt cache can reuse it from one step to the next.
 
 Two messages: the system prompt, which does not change during a run, then one user message
-holding, in this order: a fixed head (the run's acceptance checks), the rolling summary the
-model keeps of older steps, a one-line summary of each older step the rolling summary does not
-cover yet, the most recent steps verbatim (the command with its arguments, and its result), in
-the order they happened, then what changes every step: what long-term memory brings (the
-agent's latest reflections and the records retrieved for the current task) and the request
-for the next command (with the workspace's state and the budget left).
+holding, in this order: a fixed head (the run's acceptance checks), what long-term memory
+brings (the agent's latest reflections and the records retrieved for the current task, which
+the agent recalls again only after it stored something, so they hold between folds), the
+rolling summary the model keeps of older steps, a one-line summary of each older step the
+rolling summary does not cover yet, the most recent steps verbatim (the command with its
+arguments, and its result), in the order they happened, then what changes every step: the
+request for the next command (with the workspace's state and the budget left).
 
 Prefix reuse: a server with a prompt cache (llama.cpp, OpenAI) computes only the part of a
 prompt after the longest prefix it has seen. So everything up to the newest step is append-only:
@@ -229,14 +230,14 @@ def assemble(
     older, recent = pending[:fold], texts[fold:]
     if recent:
         used += count(RECENT) + sum(count(t + "\n\n") for t in recent)
-    parts = [p for p in (head, summary_block) if p]
+    parts = [p for p in (head, memory, summary_block) if p]
     if older:
         block = _one_lines(older, limits.max_tokens - used, count)
         parts.append(block)
         used += count(block + "\n\n")
     if recent:
         parts.append(RECENT + "\n\n".join(recent))
-    parts += [p for p in (memory, closing) if p]
+    parts += [closing] if closing else []
     messages = [
         {"role": "system", "content": system_prompt},
         {"role": "user", "content": "\n\n".join(parts)},

@@ -2,13 +2,17 @@
 
 `ModelRater` asks the model with the paper's poignancy prompt ("On the scale of 1 to 10, where
 1 is purely mundane ... and 10 is extremely poignant ..."), several memories in one request so
-a busy agent pays one call per batch, not one per memory. `HeuristicRater` costs nothing: a
-score from the memory's kind and a few words that mark failure or success, for runs that opt
-out of the model calls.
+a busy agent pays one call per batch, not one per memory. `LabelRater` asks for a word a
+memory instead (mundane, ordinary, notable, important, life-changing), one request each, all at
+once: a small model rating ten numbers in one answer counts down by position (8, 7, 9, 6, 5, 4,
+...), and rating one alone answers 8 to everything (bench/sim_importance.py). `HeuristicRater`
+costs nothing: a score from the memory's kind and a few words that mark failure or success, for
+runs that opt out of the model calls.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 from abc import ABC, abstractmethod
@@ -134,6 +138,76 @@ class ModelRater(ImportanceRater):
             log.warning("importance rating failed (%s); rated by the heuristic instead", answer)
             return [HeuristicRater.score(r.kind, r.text) for r in records]
         return [int(x) for x in answer.data["ratings"]]
+
+
+# The words a `LabelRater` offers, mildest first, and the importance each stands for.
+LABELS: dict[str, int] = {
+    "mundane": 1,
+    "ordinary": 3,
+    "notable": 5,
+    "important": 7,
+    "life-changing": 10,
+}
+
+
+class LabelRater(ImportanceRater):
+    """The paper's poignancy prompt about one memory at a time, answered with one word of
+    `LABELS`, which stands for its importance. The requests of a batch go out together, so the
+    embedded model's parallel slots serve them at once, and they share the prompt's opening
+    (the description and the scale) for the prompt cache. An answer that cannot be used falls
+    back to the heuristic for that memory (logged); a model that cannot be reached raises."""
+
+    name = "label"
+
+    def __init__(
+        self,
+        model: Model,
+        persona: Persona,
+        *,
+        labels: dict[str, int] | None = None,
+        max_chars: int = 600,
+    ) -> None:
+        self.model = model
+        self.persona = persona
+        self.labels = labels or LABELS
+        self.max_chars = max_chars
+        self.fallbacks = 0
+
+    async def rate(self, records: Sequence[NewRecord], spent: BudgetSpent) -> list[int]:
+        return list(await asyncio.gather(*(self._rate_one(r, spent) for r in records)))
+
+    async def _rate_one(self, record: NewRecord, spent: BudgetSpent) -> int:
+        prompt = render(
+            "autonoma.memory",
+            "importance_label.j2",
+            who=f"{self.persona.name}: {self.persona.description}",
+            agent_name=self.persona.name,
+            mundane=self.persona.mundane,
+            poignant=self.persona.poignant,
+            labels=list(self.labels),
+            text=one_line(record.text, self.max_chars),
+        )
+        answer = await ask(
+            self.model,
+            prompt,
+            spent,
+            output=label_schema(list(self.labels)),
+            max_tokens=16,
+            temperature=0.0,
+        )
+        if not isinstance(answer, ModelResponse):
+            self.fallbacks += 1
+            log.warning("importance label failed (%s); rated by the heuristic instead", answer)
+            return HeuristicRater.score(record.kind, record.text)
+        return self.labels[answer.data["label"]]
+
+
+def label_schema(labels: list[str]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {"label": {"type": "string", "enum": labels}},
+        "required": ["label"],
+    }
 
 
 def ratings_schema(n: int) -> dict[str, Any]:
