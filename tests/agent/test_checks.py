@@ -11,6 +11,7 @@ import pytest
 
 from autonoma.agent.check_types import Check
 from autonoma.agent.checks import (
+    BY_LINE_NOTE,
     TOLERATED_NOTE,
     CheckRunner,
     CheckWriter,
@@ -130,6 +131,38 @@ async def test_a_files_final_newline_is_not_its_content(
     # the start is read as it was
     start = Check(what="the start", code="assert before('names.txt').endswith('\\n\\n')")
     assert not (await runner.run(start)).passed
+
+
+@needs_bwrap
+async def test_a_check_going_through_a_start_text_goes_through_its_lines(
+    runner: CheckRunner, workspace: Workspace
+) -> None:
+    # the 1.5B writer's check of "the lines of names.txt sorted, ignoring case" (sorted letters)
+    lines = Check(
+        what="sorted.txt holds the lines of names.txt sorted, ignoring case",
+        code="expected = sorted(before('names.txt'), key=str.lower)\n"
+        "got = open('sorted.txt').read().splitlines()\n"
+        "assert got == expected, f'{got} != {expected}'",
+    )
+    (workspace.root / "sorted.txt").write_text("Alice\nbob\ncarol\n")
+    right = await runner.run(lines)
+    assert right.passed and right.output == BY_LINE_NOTE
+    (workspace.root / "sorted.txt").write_text("bob\nAlice\ncarol\n")
+    wrong = await runner.run(lines)
+    assert not wrong.passed  # and said of the lines, not of letters
+    assert "['bob', 'Alice', 'carol'] != ['Alice', 'bob', 'carol']" in wrong.output
+    # a check that means the characters passes on its first run, as written
+    letters = Check(
+        what="names.txt has five lowercase vowels",
+        code="assert sum(c in 'aeiou' for c in before('names.txt')) == 5",
+    )
+    counted = await runner.run(letters)
+    assert counted.passed and counted.output == ""
+    csv_rows = Check(
+        what="three names",
+        code="import csv\nassert len(list(csv.reader(before('names.txt')))) == 3",
+    )
+    assert (await runner.run(csv_rows)).passed
 
 
 @needs_bwrap

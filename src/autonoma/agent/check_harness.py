@@ -9,6 +9,13 @@ on "red\\ngreen\\nblue\\n" although the file holds exactly the three words asked
 that fails its assert is run again with the workspace's text files read without their final
 newlines, then with exactly one; if either passes, the check passes, and says so on stderr.
 `AUTONOMA_NEWLINE_TOLERANT=0` turns this off, for checks that are about line endings.
+
+A file's text is not its characters when a check goes through it: the 1.5B model wrote
+`sorted(before('names.txt'), key=str.lower)` for "the lines of names.txt sorted, ignoring
+case", which sorts letters, so the right work failed the check for eight steps. An open file
+goes through its lines; so a check that went through a `before()` text and failed its assert is
+run again with `before()` texts going through their lines; if that passes, the check passes,
+and says so on stderr.
 """
 
 import ast
@@ -21,12 +28,33 @@ from typing import Any
 
 _open = builtins.open
 TOLERATED = "autonoma: it passes once the files' final newlines are set aside"
+BY_LINE = "autonoma: it passes when before()'s texts go through their lines, as open files do"
 NEVER = "autonoma: the check can never pass: "
 GAP = "autonoma: how they differ: "
 
 
 class NotThereBefore(Exception):
     """before(path) of a file the workspace did not hold: such a check can never pass."""
+
+
+class _Text(str):
+    """A `before()` text that notes when a check goes through it character by character."""
+
+    gone_through = False
+
+    def __iter__(self) -> Any:
+        _Text.gone_through = True
+        return super().__iter__()
+
+
+class _Lines(str):
+    """A `before()` text that goes through its lines, as an open file does."""
+
+    def __iter__(self) -> Any:
+        return iter(self.splitlines())
+
+
+_kind_of_text: type[str] = _Text
 
 
 def before(path: str) -> str:
@@ -38,7 +66,7 @@ def before(path: str) -> str:
             "read a file the work makes with open()"
         )
     with _open(full, encoding="utf-8") as f:
-        return f.read()
+        return _kind_of_text(f.read())
 
 
 def _ending_as(ending: str) -> Callable[..., Any]:
@@ -58,13 +86,27 @@ def _ending_as(ending: str) -> Callable[..., Any]:
     return opened
 
 
-def _run(source: str, ending: str | None = None) -> None:
+def _run(source: str, ending: str | None = None, by_line: bool = False) -> None:
+    global _kind_of_text
     if ending is not None:
         builtins.open = io.open = _ending_as(ending)
+    _kind_of_text = _Lines if by_line else _Text
     try:
         exec(compile(source, "check.py", "exec"), {"__name__": "__main__", "before": before})
     finally:
         builtins.open = io.open = _open
+        _kind_of_text = _Text
+
+
+def _of_letters(source: str, error: AssertionError) -> bool:
+    """Whether a side of the failed `assert a == b` is a list of single characters."""
+    sides = _compared(source, error)
+    return sides is not None and any(
+        isinstance(value, list | tuple)
+        and len(value) > 1
+        and all(isinstance(v, str) and len(v) == 1 for v in value)
+        for value, _ in sides[:2]
+    )
 
 
 def never_equal(source: str, error: AssertionError) -> str:
@@ -198,21 +240,30 @@ def main() -> None:
     try:
         _run(source)
     except AssertionError as error:
-        if os.environ.get("AUTONOMA_NEWLINE_TOLERANT") != "0":
-            for ending in ("", "\n"):
-                try:
-                    _run(source, ending)
-                except Exception:
-                    continue
-                print(TOLERATED, file=sys.stderr)
-                sys.exit(0)
+        tolerant = os.environ.get("AUTONOMA_NEWLINE_TOLERANT") != "0"
+        endings = ("", "\n") if tolerant else ()
+        again: list[tuple[str | None, bool]] = [(ending, False) for ending in endings]
+        if _Text.gone_through:
+            again += [(None, True)] + [(ending, True) for ending in endings]
+        for ending, by_line in again:
+            try:
+                _run(source, ending, by_line)
+            except Exception:
+                continue
+            print(BY_LINE if by_line else TOLERATED, file=sys.stderr)
+            sys.exit(0)
+        if _Text.gone_through and _of_letters(source, error):
+            try:  # what failed is said of the lines the check meant, not of letters
+                _run(source, by_line=True)
+            except AssertionError as by_line:
+                error = by_line
         why = never_equal(source, error)
         if why:
             print(f"{NEVER}{why}", file=sys.stderr)
         gap = "" if why else how_they_differ(source, error)
         if gap:
             print(f"{GAP}{gap}", file=sys.stderr)
-        raise
+        raise error from None
 
 
 if __name__ == "__main__":

@@ -69,6 +69,7 @@ from autonoma.tools.sandbox import Sandbox, SandboxError, SandboxResult
 HARNESS = Path(check_harness.__file__).read_text(encoding="utf-8")
 INPUT_BYTES = 20_000  # of an input file, to find text a check adds that it already holds
 TOLERATED_NOTE = "passes once the files' final newlines are set aside"
+BY_LINE_NOTE = "passes when the texts it takes with before() go through their lines"
 START_INSIDE = "/start"  # where a bubblewrap check sees the workspace as the run found it
 # Errors a code check may fail with before the work: what it reads is not there yet, or it
 # does not hold what it must. Anything else (NameError, KeyError, SyntaxError) is the check's
@@ -258,8 +259,9 @@ class CheckRunner:
         except SandboxError as error:
             return CheckResult(check, False, f"the check could not run: {error}")
         if result.ok:
-            tolerated = check_harness.TOLERATED in result.stderr
-            return CheckResult(check, True, TOLERATED_NOTE if tolerated else "")
+            notes = {check_harness.TOLERATED: TOLERATED_NOTE, check_harness.BY_LINE: BY_LINE_NOTE}
+            said = [note for line, note in notes.items() if line in result.stderr]
+            return CheckResult(check, True, said[0] if said else "")
         told = result.stopped or _tail(result.stderr) or f"exit code {result.exit_code}"
         broken, gap = (
             next(
