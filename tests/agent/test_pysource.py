@@ -187,3 +187,36 @@ def test_a_calls_left_out_bracket_and_a_keyword_dotted_to_a_name_are_put_right()
         assert mend_json_slips(whole) == whole
     # an unmatched bracket no left-out opening explains is left for the model to see
     assert mend_json_slips("x = (1 + 2))\ny = 3") == "x = (1 + 2))\ny = 3"
+
+
+def test_two_slips_on_one_line_are_both_mended() -> None:
+    # chained_instructions, six programs of one everyday run, each a SyntaxError
+    code = (
+        "with open('step1.txt') as f: text = f.read() "
+        "for line in text.split('\\n'): if line: print(line)"
+    )
+    assert mend_json_slips(code) == (
+        "with open('step1.txt') as f: text = f.read()\n"
+        "for line in text.split('\\n'):\n    if line: print(line)"
+    )
+    # a generator's `for`, a conditional expression's `if`: inside brackets, or compiling
+    for fine in ("total = sum(len(x) for x in rows)", "y = f(x) if x else g(x)"):
+        assert mend_json_slips(fine) == fine
+
+
+def test_a_clause_after_a_statement_on_a_headers_line_goes_on_its_own_line() -> None:
+    code = (
+        "for line in lines: if line.startswith('Write'): write_file('a.txt', 'apple') "
+        "elif line.startswith('Then'): print(line) else: print('?')"
+    )
+    assert mend_json_slips(code) == (
+        "for line in lines:\n"
+        "    if line.startswith('Write'): write_file('a.txt', 'apple')\n"
+        "    elif line.startswith('Then'): print(line)\n"
+        "    else: print('?')"
+    )
+    tried = "try: x = int(s) except ValueError: x = 0"
+    assert mend_json_slips(tried) == "try: x = int(s)\nexcept ValueError: x = 0"
+    # an `else` of a conditional expression stays where it is
+    ternary = "y = a if b else c"
+    assert mend_json_slips(ternary) == ternary

@@ -34,6 +34,13 @@ statement after a header's colon, not a compound one; where a line does not comp
 broken after a header's colon (outside brackets and strings) that a compound statement's
 keyword follows, the rest indented under it, if that makes the line whole.
 
+A clause is written on the line of the statement it follows: `if a: f() elif b: g()`; it is
+put on a line of its own at the line's depth. And one line can hold two slips (`text =
+f.read() for line in text: if line: g(line)`, six programs of one chained-instructions run): a
+statement's keyword right after a closing bracket, outside all brackets, is taken for a lost
+line break too, and a mend that leaves the line still broken is kept if one further round of
+mends makes it whole.
+
 A call's opening bracket is sometimes left out, the name then a space before its arguments:
 `with open 'part3.txt') as f:` (five programs of one combine_parts run, each a SyntaxError the
 model wrote again); and a keyword is joined to the next name by a dot: `with.open(...)`. Where
@@ -89,6 +96,9 @@ def mend_json_slips(code: str, most: int = 50) -> str:
                 code = mended
                 continue
             if (mended := _compound_after_colon(lines, line)) is not None:
+                code = mended
+                continue
+            if (mended := _clause_after_statement(lines, line)) is not None:
                 code = mended
                 continue
             if (
@@ -229,6 +239,34 @@ def _compound_after_colon(lines: list[str], line: int) -> str | None:
     return _first_whole(lines, line, ["\n".join(pieces)])
 
 
+_CLAUSES = {"elif", "else", "except", "finally"}
+
+
+def _clause_after_statement(lines: list[str], line: int) -> str | None:
+    """The program with line `line` broken before an `elif`, `else`, `except` or `finally`
+    that follows a statement on a header's line (`if a: f() elif b: g()`, seen in the
+    chained-instructions runs), the clause at the line's own depth, if the program then
+    compiles up to past those lines; else None."""
+    if (found := _line_tokens(lines, line)) is None:
+        return None
+    text, tokens = found
+    depth, cuts = 0, []
+    for previous, token in itertools.pairwise(tokens):
+        if previous.type == tokenize.OP and previous.string in "([{":
+            depth += 1
+        elif previous.type == tokenize.OP and previous.string in ")]}":
+            depth -= 1
+        clause = token.type == tokenize.NAME and token.string in _CLAUSES
+        if depth == 0 and clause and previous.string != ":" and previous.start[0] == 1:
+            cuts.append(token.start[1])
+    if not cuts:
+        return None
+    own = " " * _depth(text)
+    starts = [0, *cuts]
+    pieces = [text[a:b].rstrip() for a, b in zip(starts, [*cuts, len(text)], strict=True)]
+    return _first_whole(lines, line, ["\n".join([pieces[0], *(own + p for p in pieces[1:])])])
+
+
 def _depth(text: str) -> int:
     return len(text) - len(text.lstrip(" \t"))
 
@@ -237,18 +275,43 @@ def _depth(text: str) -> int:
 _BINDS = re.compile(r"\bas\s+(\w+)|\bfor\s+([\w\s,()]+?)\s+in\b")
 
 
+_nested = False  # inside `_first_whole`'s one further round of mends
+
+
 def _first_whole(lines: list[str], line: int, rewrites: Iterable[str]) -> str | None:
     """The program with line `line` replaced by the first of `rewrites` (each one or more
-    lines) after which it compiles up to past the rewritten lines; else None."""
+    lines) after which it compiles up to past the rewritten lines, by itself or after one
+    further round of mends (a line with two slips: `f.read() for x in y: if x: g(x)` needs a
+    line break put back, then a block put under its header); else None."""
+    global _nested
     for rewrite in rewrites:
         code = "\n".join([*lines[: line - 1], rewrite, *lines[line:]])
+        last = line + rewrite.count("\n")
         try:
             compile(code, "program.py", "exec")
         except SyntaxError as error:
-            if (error.lineno or 0) <= line + rewrite.count("\n"):
+            if (error.lineno or 0) > last:
+                return code
+            if _nested:
                 continue
+            _nested = True
+            try:
+                mended = mend_json_slips(code, most=10)
+            finally:
+                _nested = False
+            if _compiles_past(mended, last + mended.count("\n") - code.count("\n")):
+                return mended
+            continue
         return code
     return None
+
+
+def _compiles_past(code: str, line: int) -> bool:
+    try:
+        compile(code, "program.py", "exec")
+    except SyntaxError as error:
+        return (error.lineno or 0) > line
+    return True
 
 
 def _restore_line_breaks(lines: list[str], line: int) -> str | None:
@@ -289,17 +352,29 @@ def _lost_breaks(text: str) -> list[tuple[int, int]]:
     except (tokenize.TokenError, SyntaxError):
         return []
     skip = {tokenize.INDENT, tokenize.DEDENT, tokenize.NEWLINE, tokenize.NL}
-    return [
-        (before.end[1], token.start[1])
-        for before, token in itertools.pairwise(tokens)
-        if token.type == tokenize.NAME
-        and before.type not in skip
-        and before.end[0] == token.start[0] == 1
-        and (
-            token.start[1] - before.end[1] >= 4
-            or (before.string in (")", "]", "}") and token.string not in _GOES_ON)
-        )
-    ]
+    gaps, depth = [], 0
+    for before, token in itertools.pairwise(tokens):
+        if before.type == tokenize.OP and before.string in "([{":
+            depth += 1
+        elif before.type == tokenize.OP and before.string in ")]}":
+            depth -= 1
+        if not (
+            token.type == tokenize.NAME
+            and before.type not in skip
+            and before.end[0] == token.start[0] == 1
+        ):
+            continue
+        closed = before.string in (")", "]", "}")
+        goes_on = token.string in _GOES_ON and not (depth == 0 and token.string in _HEADERS)
+        if token.start[1] - before.end[1] >= 4 or (closed and not goes_on):
+            gaps.append((before.end[1], token.start[1]))
+    return gaps
+
+
+# a statement's keyword after a closing bracket outside all brackets: `f.read() for line in
+# text:` holds no comprehension there, so a line break was lost (each mend is kept only if the
+# program then compiles, so `x = f(y) if z else w` is never broken: it compiles)
+_HEADERS = {"for", "if", "while", "with"}
 
 
 _APOSTROPHE = re.compile(r"(?<=[^\W\d_])'(?=[^\W\d_])")
