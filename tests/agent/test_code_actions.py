@@ -365,6 +365,22 @@ async def test_a_word_read_as_a_number_is_explained_as_a_header(tmp_path: Path) 
     assert "invalid literal for int()" in said[1] and "is a word" not in said[1]
 
 
+async def test_a_split_at_spaces_of_a_line_without_them_is_explained(tmp_path: Path) -> None:
+    """iso_dates ran out of steps on '03/14/2024'.split()[2], an IndexError ten times."""
+    dates = "for d in ['03/14/2024']:\n    print(d.split()[2])"
+    spaced = "print('a b'.split()[5])"
+    steps, _, _, _, _ = await start(
+        tmp_path,
+        [program(dates), program(spaced.replace("split()", "split(' ')")),
+         program("task_complete('done')")],
+        checks=False,
+    )  # fmt: skip
+    said = [s.observation or "" for s in steps]
+    assert "IndexError: list index out of range" in said[0]
+    assert "note: split() with nothing between its brackets splits at spaces only" in said[0]
+    assert "IndexError" in said[1] and "splits at spaces only" not in said[1]
+
+
 async def test_a_file_not_found_is_said_with_the_names_it_may_have_meant(tmp_path: Path) -> None:
     """list_first: told only FileNotFoundError, the 1.5B model wrote 2024-q3-finale.txt,
     2023-q3-finale.txt and 2024_q3_final.txt for reports/2024-q3-final.txt, ten steps."""

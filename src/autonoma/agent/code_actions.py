@@ -224,6 +224,7 @@ HELPER_TOOLS = {"save_functions": "write_file"}  # a helper that calls a tool, a
 WRITE_MODES = frozenset("wax+")
 CODE_CHARS = 3000
 _UNDEFINED = re.compile(r"NameError: name '(\w+)' is not defined")
+_SPLIT_AT_SPACES = re.compile(r"\.split\(\s*\)\s*\[")
 _NOT_A_NUMBER = re.compile(
     r"ValueError: (?:could not convert string to float|invalid literal for int\(\) with base "
     r"\d+): '([^\W\d][\w ]*)'"
@@ -357,6 +358,12 @@ def report(result: ProgramResult, limit: int, code: str = "", not_found: str = "
                 f"note: {word[-1]!r} is a word, not a number: a table's first line is often "
                 "its header, the names of its columns. Skip it, or read the rows with "
                 "csv.DictReader(open(name)), which takes the first line as the names."
+            )
+        if "IndexError" in box.stderr and _SPLIT_AT_SPACES.search(code):
+            lines.append(  # iso_dates: ten programs of '03/14/2024'.split()[2]
+                "note: split() with nothing between its brackets splits at spaces only, so "
+                "'03/14/2024'.split() is ['03/14/2024'], one piece: name the separator, as in "
+                "split('/') or split(',')."
             )
     if result.calls:
         shown = [_call_line(c.name, c.arguments, c.result.ok, c.result.output)
