@@ -685,3 +685,20 @@ async def test_texts_typed_side_by_side_are_the_items_of_a_list(tmp_path: Path) 
     assert (await trial.verdict(check, full__txt="alpha\nbeta\ngamma\ndelta\n"))[0]
     joined = made({"kind": "file", "file": "t.txt", "holds": "text", "expected": "'a' + 'b'"})
     assert (await trial.verdict(joined, t__txt="ab"))[0]
+
+
+async def test_rows_said_to_be_json_in_a_csv_file_are_its_lines(tmp_path: Path) -> None:
+    """people_csv (suite_0acdcd7): the writer typed the rows with holds "json", and the check
+    read people.csv with json.load, which no CSV passes, right or wrong."""
+    trial = Trial(tmp_path, {"people.txt": "Ana is 31\nBen is 27\n"})
+    rows = FileForm(goal=1, what="people.csv holds the rows", kind="file", file="people.csv",
+                    holds="json", expected="[('name', 'age'), ('Ana', '31'), ('Ben', '27')]")  # fmt: skip
+    check = Check(what=rows.what, code=rows.program())
+    assert "json.load" not in check.code
+    assert (await trial.verdict(check, people__csv="name,age\nAna,31\nBen,27\n"))[0]
+    assert not (await trial.verdict(check, people__csv="name,age\nBen,27\nAna,31\n"))[0]
+    data = FileForm(goal=1, what="out.json holds the list", kind="file", file="out.json",
+                    holds="json", expected="[1, 2]")  # fmt: skip
+    check = Check(what=data.what, code=data.program())
+    assert "json.load" in check.code
+    assert (await trial.verdict(check, out__json="[1, 2]\n"))[0]
