@@ -9,8 +9,8 @@ a batch of ten (8, 7, 9, 6, 5, 4, 3, 2, 1, 1) and rating every single memory 8.
 
 Ways: `numbers` (the paper's prompt, ten memories a request, an integer each: ModelRater),
 `single` (the same, one memory a request), `labels` (one memory a request, answered with a
-word of LABELS: LabelRater). Memories go in a fixed shuffled order, so a batch's position says
-nothing of the grade.
+word of LABELS: LabelRater), `label_batch` (ten memories a request, a word each). Memories
+go in a fixed shuffled order, so a batch's position says nothing of the grade.
 """
 
 from __future__ import annotations
@@ -90,7 +90,9 @@ def raters(way: str, model: Any, persona: Any) -> ImportanceRater:
         return ModelRater(model, described, batch_size=10)
     if way == "single":
         return ModelRater(model, described, batch_size=1)
-    return LabelRater(model, described)
+    if way == "labels":
+        return LabelRater(model, described, batch_size=1)
+    return LabelRater(model, described, batch_size=10)
 
 
 def spearman(xs: Sequence[float], ys: Sequence[float]) -> float:
@@ -142,7 +144,7 @@ async def measure(way: str, model: Any, people: dict[str, Any], seed: int) -> di
         "spearman": round(spearman(ratings, grades), 3),
         "mean_rating_by_grade": by_grade,
         "distinct_ratings": len(set(ratings)),
-        "requests": batches if way == "numbers" else memories,
+        "requests": batches if way in ("numbers", "label_batch") else memories,
         "tokens_per_memory": round((spent.prompt_tokens + spent.completion_tokens) / memories, 1),
         "seconds_per_memory": round(seconds / memories, 2),
         "personas": per_persona,

@@ -54,33 +54,36 @@ async def test_an_unusable_answer_falls_back_to_the_heuristic_and_loses_nothing(
     assert len(model.requests) == 3 and spent.tokens > 0
 
 
-async def test_labels_ask_one_memory_a_request_and_stand_for_their_importance() -> None:
+async def test_labels_stand_for_their_importance_a_batch_a_request() -> None:
     def by_memory(messages, request):  # type: ignore[no-untyped-def]
         prompt = messages[0].content
-        return {"label": "life-changing" if "fire" in prompt else "mundane"}
+        memories = [line for line in prompt.splitlines() if line.startswith("Memory ")]
+        return {"labels": ["life-changing" if "fire" in m else "mundane" for m in memories]}
 
     model = ScriptedModel(by_memory)
     spent = BudgetSpent()
-    rater = LabelRater(model, PERSONA)
-    scores = await rater.rate(records("made the bed", "the kitchen caught fire", "ate"), spent)
+    rater = LabelRater(model, PERSONA, batch_size=2)
+    texts = ("made the bed", "the kitchen caught fire", "ate")
+    scores = await rater.rate(records(*texts), spent)
     assert scores == [LABELS["mundane"], LABELS["life-changing"], LABELS["mundane"]]
-    assert len(model.requests) == 3  # one memory each, so no position in a batch to follow
-    prompts = [r.messages[0].content for r in model.requests]
-    assert all(
-        p.count("Memory:") == 1 and "Ada: an agent that writes reports" in p for p in prompts
-    )
-    assert "Memory: the kitchen caught fire" in prompts[1]
-    assert model.requests[0].schema["properties"]["label"]["enum"] == list(LABELS)  # type: ignore[index]
+    assert len(model.requests) == 2  # two batches, sent together
+    prompts = sorted(r.messages[0].content for r in model.requests)
+    assert all("Ada: an agent that writes reports" in p for p in prompts)
+    assert any("Memory 2: the kitchen caught fire" in p for p in prompts)
+    assert "mundane (e.g., listing a folder" in prompts[0]  # the persona's own extremes
+    labels = model.requests[0].schema["properties"]["labels"]  # type: ignore[index]
+    assert labels["items"]["enum"] == list(LABELS)
+    assert {r.schema["properties"]["labels"]["maxItems"] for r in model.requests} == {1, 2}  # type: ignore[index]
     assert spent.tokens > 0
     assert list(LABELS.values()) == sorted(LABELS.values())  # mildest first, as the prompt says
 
 
-async def test_an_unusable_label_falls_back_to_the_heuristic_for_that_memory_only() -> None:
+async def test_unusable_labels_fall_back_to_the_heuristic_for_that_batch_only() -> None:
     def answers(messages, request):  # type: ignore[no-untyped-def]
-        prompt = messages[0].content
-        return {"label": "notable"} if "report" in prompt.split("Memory:")[1] else {"label": "huge"}
+        good = "Memory 1: the report" in messages[0].content
+        return {"labels": ["notable"]} if good else {"labels": ["huge"]}
 
-    rater = LabelRater(ScriptedModel(answers), PERSONA)
+    rater = LabelRater(ScriptedModel(answers), PERSONA, batch_size=1)
     text = "the command failed with an error"
     scores = await rater.rate(records("the report is done", text), BudgetSpent())
     assert scores == [LABELS["notable"], HeuristicRater.score("observation", text)]
