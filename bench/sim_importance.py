@@ -28,12 +28,72 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench.common
 
 from autonoma.llm import open_model
-from autonoma.memory.importance import ImportanceRater, LabelRater, ModelRater
+from autonoma.llm.types import ModelResponse
+from autonoma.memory.asking import ask
+from autonoma.memory.context import one_line
+from autonoma.memory.importance import HeuristicRater, ImportanceRater, ModelRater, Persona
 from autonoma.memory.records import NewRecord
 from autonoma.runtime.budget import BudgetSpent
 from autonoma.sim import shipped_personas, shipped_world
 from autonoma.sim.memory import rated
 from bench.common import write_result
+
+# The words the label ways offer, mildest first, and the importance each stands for; the middle
+# ones with examples from a person's day (the extremes take the persona's own).
+LABELS = {"mundane": 1, "ordinary": 3, "notable": 5, "important": 7, "life-changing": 10}
+MIDDLE_EXAMPLES = {
+    "ordinary": "buying groceries, a chat about the weather",
+    "notable": "an argument with a friend, news about a neighbour",
+    "important": "a new job offer, a friend's wedding",
+}
+LABEL_PROMPT = """Here is a brief description of {who}.
+
+How poignant is each of the following memories likely to be for {name}? Say it with one of \
+these words, from purely mundane to extremely poignant:
+{scale}
+
+{memories}
+
+Answer with one word for each of the {count} memories, in order."""
+
+
+class LabelRater(ImportanceRater):
+    """The poignancy prompt answered with a word of LABELS a memory, `batch_size` memories a
+    request, the requests sent together; an unusable answer is rated by the heuristic."""
+
+    name = "label"
+
+    def __init__(self, model: Any, persona: Persona, *, batch_size: int) -> None:
+        self.model, self.persona, self.batch_size = model, persona, batch_size
+
+    async def rate(self, records: Sequence[NewRecord], spent: BudgetSpent) -> list[int]:
+        size = self.batch_size
+        batches = [records[start : start + size] for start in range(0, len(records), size)]
+        rated = await asyncio.gather(*(self._rate_batch(batch, spent) for batch in batches))
+        return [score for batch in rated for score in batch]
+
+    async def _rate_batch(self, records: Sequence[NewRecord], spent: BudgetSpent) -> list[int]:
+        examples = {"mundane": self.persona.mundane, **MIDDLE_EXAMPLES,
+                    "life-changing": self.persona.poignant}  # fmt: skip
+        prompt = LABEL_PROMPT.format(
+            who=f"{self.persona.name}: {self.persona.description}",
+            name=self.persona.name,
+            scale="\n".join(f"- {label} (e.g., {examples[label]})" for label in LABELS),
+            memories="\n".join(
+                f"Memory {n}: {one_line(r.text, 600)}" for n, r in enumerate(records, 1)
+            ),
+            count=len(records),
+        )
+        words = {"type": "string", "enum": list(LABELS)}
+        n = len(records)
+        listed = {"type": "array", "items": words, "minItems": n, "maxItems": n}
+        schema = {"type": "object", "properties": {"labels": listed}, "required": ["labels"]}
+        answer = await ask(self.model, prompt, spent, output=schema,
+                           max_tokens=8 * len(records) + 32, temperature=0.0)  # fmt: skip
+        if not isinstance(answer, ModelResponse):
+            return [HeuristicRater.score(r.kind, r.text) for r in records]
+        return [LABELS[label] for label in answer.data["labels"]]
+
 
 # (text, grade): 1 mundane, 2 ordinary, 3 notable, 4 life-changing, for the persona named.
 GRADED: dict[str, list[tuple[str, int]]] = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from autonoma.llm import ScriptedModel
-from autonoma.memory.importance import LABELS, HeuristicRater, LabelRater, ModelRater, Persona
+from autonoma.memory.importance import HeuristicRater, ModelRater, Persona
 from autonoma.memory.records import NewRecord
 from autonoma.runtime.budget import BudgetSpent
 
@@ -52,42 +52,6 @@ async def test_an_unusable_answer_falls_back_to_the_heuristic_and_loses_nothing(
     assert scores == [HeuristicRater.score("observation", t) for t in texts]
     assert rater.fallbacks == 1
     assert len(model.requests) == 3 and spent.tokens > 0
-
-
-async def test_labels_stand_for_their_importance_a_batch_a_request() -> None:
-    def by_memory(messages, request):  # type: ignore[no-untyped-def]
-        prompt = messages[0].content
-        memories = [line for line in prompt.splitlines() if line.startswith("Memory ")]
-        return {"labels": ["life-changing" if "fire" in m else "mundane" for m in memories]}
-
-    model = ScriptedModel(by_memory)
-    spent = BudgetSpent()
-    rater = LabelRater(model, PERSONA, batch_size=2)
-    texts = ("made the bed", "the kitchen caught fire", "ate")
-    scores = await rater.rate(records(*texts), spent)
-    assert scores == [LABELS["mundane"], LABELS["life-changing"], LABELS["mundane"]]
-    assert len(model.requests) == 2  # two batches, sent together
-    prompts = sorted(r.messages[0].content for r in model.requests)
-    assert all("Ada: an agent that writes reports" in p for p in prompts)
-    assert any("Memory 2: the kitchen caught fire" in p for p in prompts)
-    assert "mundane (e.g., listing a folder" in prompts[0]  # the persona's own extremes
-    labels = model.requests[0].schema["properties"]["labels"]  # type: ignore[index]
-    assert labels["items"]["enum"] == list(LABELS)
-    assert {r.schema["properties"]["labels"]["maxItems"] for r in model.requests} == {1, 2}  # type: ignore[index]
-    assert spent.tokens > 0
-    assert list(LABELS.values()) == sorted(LABELS.values())  # mildest first, as the prompt says
-
-
-async def test_unusable_labels_fall_back_to_the_heuristic_for_that_batch_only() -> None:
-    def answers(messages, request):  # type: ignore[no-untyped-def]
-        good = "Memory 1: the report" in messages[0].content
-        return {"labels": ["notable"]} if good else {"labels": ["huge"]}
-
-    rater = LabelRater(ScriptedModel(answers), PERSONA, batch_size=1)
-    text = "the command failed with an error"
-    scores = await rater.rate(records("the report is done", text), BudgetSpent())
-    assert scores == [LABELS["notable"], HeuristicRater.score("observation", text)]
-    assert rater.fallbacks == 1
 
 
 async def test_the_heuristic_rates_failures_and_successes_above_routine() -> None:

@@ -2,17 +2,14 @@
 
 `ModelRater` asks the model with the paper's poignancy prompt ("On the scale of 1 to 10, where
 1 is purely mundane ... and 10 is extremely poignant ..."), several memories in one request so
-a busy agent pays one call per batch, not one per memory. `LabelRater` asks for a word a
-memory instead (mundane, ordinary, notable, important, life-changing): the 1.5B model rating
-one memory alone answers 8 to everything, and ten in one answer follows their order more than
-their content (bench/sim_importance.py has the measure of each way). `HeuristicRater`
-costs nothing: a score from the memory's kind and a few words that mark failure or success, for
-runs that opt out of the model calls.
+a busy agent pays one call per batch, not one per memory (rated alone, the 1.5B model answers
+8 to every memory; words in place of numbers did no better: bench/sim_importance.py).
+`HeuristicRater` costs nothing: a score from the memory's kind and a few words that mark
+failure or success, for runs that opt out of the model calls.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import re
 from abc import ABC, abstractmethod
@@ -138,98 +135,6 @@ class ModelRater(ImportanceRater):
             log.warning("importance rating failed (%s); rated by the heuristic instead", answer)
             return [HeuristicRater.score(r.kind, r.text) for r in records]
         return [int(x) for x in answer.data["ratings"]]
-
-
-# The words a `LabelRater` offers, mildest first, and the importance each stands for; the
-# middle ones with examples from a person's day (the extremes take the persona's own).
-LABELS: dict[str, int] = {
-    "mundane": 1,
-    "ordinary": 3,
-    "notable": 5,
-    "important": 7,
-    "life-changing": 10,
-}
-MIDDLE_EXAMPLES: dict[str, str] = {
-    "ordinary": "buying groceries, a chat about the weather",
-    "notable": "an argument with a friend, news about a neighbour",
-    "important": "a new job offer, a friend's wedding",
-}
-
-
-class LabelRater(ImportanceRater):
-    """The paper's poignancy prompt answered with a word of `LABELS` a memory (each word
-    stands for an importance), `batch_size` memories a request; the requests go out together,
-    so the embedded model's parallel slots serve them at once. An answer that cannot be used
-    falls back to the heuristic for that batch (logged); a model that cannot be reached
-    raises."""
-
-    name = "label"
-
-    def __init__(
-        self,
-        model: Model,
-        persona: Persona,
-        *,
-        batch_size: int = 10,
-        labels: dict[str, int] | None = None,
-        max_chars: int = 600,
-    ) -> None:
-        self.model = model
-        self.persona = persona
-        self.batch_size = batch_size
-        self.labels = labels or LABELS
-        self.max_chars = max_chars
-        self.fallbacks = 0
-
-    async def rate(self, records: Sequence[NewRecord], spent: BudgetSpent) -> list[int]:
-        size = self.batch_size
-        batches = [records[start : start + size] for start in range(0, len(records), size)]
-        rated = await asyncio.gather(*(self._rate_batch(batch, spent) for batch in batches))
-        return [score for batch in rated for score in batch]
-
-    async def _rate_batch(self, records: Sequence[NewRecord], spent: BudgetSpent) -> list[int]:
-        names = list(self.labels)
-        prompt = render(
-            "autonoma.memory",
-            "importance_label.j2",
-            who=f"{self.persona.name}: {self.persona.description}",
-            agent_name=self.persona.name,
-            labels=names,
-            examples={
-                names[0]: self.persona.mundane,
-                **{n: e for n, e in MIDDLE_EXAMPLES.items() if n in self.labels},
-                names[-1]: self.persona.poignant,
-            },
-            texts=[one_line(r.text, self.max_chars) for r in records],
-        )
-        answer = await ask(
-            self.model,
-            prompt,
-            spent,
-            output=labels_schema(names, len(records)),
-            max_tokens=8 * len(records) + 32,
-            temperature=0.0,
-        )
-        if not isinstance(answer, ModelResponse):
-            self.fallbacks += 1
-            log.warning("importance labels failed (%s); rated by the heuristic instead", answer)
-            return [HeuristicRater.score(r.kind, r.text) for r in records]
-        return [self.labels[label] for label in answer.data["labels"]]
-
-
-def labels_schema(labels: list[str], n: int) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": {
-            "labels": {
-                "type": "array",
-                "items": {"type": "string", "enum": labels},
-                "minItems": n,
-                "maxItems": n,
-            }
-        },
-        "required": ["labels"],
-    }
 
 
 def ratings_schema(n: int) -> dict[str, Any]:
