@@ -99,6 +99,9 @@ class ScriptedAgentRealMemory(Model):
     def context_window(self) -> int:
         return int(self.real.context_window)
 
+    def in_lane(self, lane: str) -> Model:
+        return self  # the loop asks through a lane: its requests must still come here
+
     async def request(
         self, messages: MessagesLike, output: OutputSpec = None, **kwargs: Any
     ) -> ModelResponse:
