@@ -445,6 +445,26 @@ print(slugify('Hello, World!'))
 SLUG_GOAL = "Write a Python function slugify(title) in slug.py"
 
 
+async def test_a_functions_source_given_as_text_is_saved(tmp_path: Path) -> None:
+    """palindrome_function (suite_0acdcd7): the program defined is_palindrome, then passed
+    its source again as a text, save_functions('pal.py', 'def is_palindrome(text): ...'),
+    and was told the function was not defined, in four of ten programs."""
+    defined = "def double(x):\n    return 2 * x\n"
+    as_text = defined + "print(save_functions('d.py', 'def double(x):\\n    return x + x'))"
+    only_text = "print(save_functions('t.py', 'def triple(x):\\n    return 3 * x\\n'))"
+    broken = "print(save_functions('b.py', 'def broken(x):\\n    return ('))"
+    steps, _, _, _, _ = await start(
+        tmp_path,
+        [program(as_text), program(only_text), program(broken), program("task_complete('done')")],
+        checks=False,
+    )
+    said = [s.observation or "" for s in steps]
+    ws = tmp_path / "ws"
+    assert "wrote" in said[0] and (ws / "d.py").read_text() == "def double(x):\n    return 2 * x\n"
+    assert "wrote" in said[1] and "def triple(x):\n    return 3 * x" in (ws / "t.py").read_text()
+    assert "the source given as text does not compile" in said[2] and not (ws / "b.py").exists()
+
+
 async def test_functions_defined_in_a_program_are_saved_as_a_module(tmp_path: Path) -> None:
     """code_1129_rest: slugify_function and palindrome_function never wrote their module. The
     model defined the function five times over, and told to write its source as text, put

@@ -68,7 +68,7 @@ def save_functions(path: str, *functions) -> str:
 
     A function a program defines is gone when the program ends; a module keeps it.
     \"\"\"
-    import ast as _ast, linecache as _lines
+    import ast as _ast, linecache as _lines, re as _re, textwrap as _textwrap
 
     text = "".join(_lines.getlines("program.py"))
     tree = _ast.parse(text)
@@ -79,8 +79,27 @@ def save_functions(path: str, *functions) -> str:
             top[node.name] = node
         elif isinstance(node, _ast.Assign):
             top.update((t.id, node) for t in node.targets if isinstance(t, _ast.Name))
-    wanted = [f if isinstance(f, str) else getattr(f, "__name__", repr(f)) for f in functions]
-    if not wanted:
+    wanted, sources = [], []
+    for f in functions:
+        if not isinstance(f, str):
+            wanted.append(getattr(f, "__name__", repr(f)))
+        elif f.isidentifier():
+            wanted.append(f)
+        else:  # the function's source given as text (palindrome_function, ten programs)
+            named = _re.findall(r"^\\s*(?:async\\s+)?def\\s+(\\w+)\\s*\\(", f, _re.M)
+            if named and all(isinstance(top.get(n), kinds) for n in named):
+                wanted += named  # defined in this program too: its own def is saved
+            else:
+                try:
+                    _ast.parse(f)
+                except SyntaxError as error:
+                    raise ToolError(
+                        f"save_functions: the source given as text does not compile ({error}); "
+                        "define the function with def in the program and pass it: "
+                        "save_functions('slug.py', slugify)"
+                    ) from None
+                sources.append(_textwrap.dedent(f).strip())
+    if not wanted and not sources:
         raise ToolError("save_functions(path, function, ...): name a function to save")
     for name in wanted:
         if not isinstance(top.get(name), kinds):
@@ -105,7 +124,7 @@ def save_functions(path: str, *functions) -> str:
     write = globals().get("write_file")
     if write is None:
         raise ToolError(f"{path}: this run has no write_file, so files cannot be written")
-    return write(path, "\\n\\n\\n".join(p for p in parts if p) + "\\n")
+    return write(path, "\\n\\n\\n".join(p for p in [*parts, *sources] if p) + "\\n")
 
 
 _joins_noted = []
