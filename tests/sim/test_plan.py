@@ -65,6 +65,7 @@ async def test_the_day_is_planned_in_timed_items_and_its_blocks_follow_from_the_
     assert "Yesterday: She baked croissants." in asked and "(06:00 to 23:00)" in asked
     schema = model.requests[0].schema or {}
     assert schema["required"] == ["plan"]  # her bed time is her lifestyle's
+    assert schema["properties"]["plan"]["maxItems"] == 7  # room for waking up: 8 at most
     assert schema["properties"]["plan"]["items"]["properties"]["at"]["pattern"] == (
         "^(06|07|08|09|10|11|12|13|14|15|16|17|18|19|20|21|22):[0-5][0-9]$"
     )
@@ -77,7 +78,8 @@ async def test_a_lifestyle_without_its_hours_has_the_bed_time_asked() -> None:
                  ("18:00", "walk"))  # fmt: skip
     model = ScriptedModel([{"plan": plan, "bed": "01:00"}])
     lines, blocks = await plan_day(model, person, DAY, "", BudgetSpent())
-    assert (model.requests[0].schema or {})["required"] == ["plan", "bed"]
+    asked = model.requests[0].schema or {}
+    assert asked["required"] == ["plan", "bed"] and asked["properties"]["plan"]["maxItems"] == 8
     assert lines[0] == "09:00 wake up" and blocks[0] == Block(0, 540, "sleeping")
     assert blocks[-1] == Block(1260, 180, "walk")  # to bed after midnight: awake to its end
     assert waking_hours("goes to bed around 1am, wakes up around 8:30am") == (510, 1500)
