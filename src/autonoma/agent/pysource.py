@@ -61,7 +61,7 @@ import itertools
 import keyword
 import re
 import tokenize
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Iterator
 
 UNTERMINATED = ("unterminated string literal", "unterminated f-string", "EOL while scanning")
 
@@ -217,13 +217,9 @@ def _compound_after_colon(lines: list[str], line: int) -> str | None:
     if (found := _line_tokens(lines, line)) is None:
         return None
     text, tokens = found
-    depth, own, cuts = 0, _depth(text), []
-    for token, after in itertools.pairwise(tokens):
-        if token.type == tokenize.OP and token.string in "([{":
-            depth += 1
-        elif token.type == tokenize.OP and token.string in ")]}":
-            depth -= 1
-        elif (
+    own, cuts = _depth(text), []
+    for token, after, depth in _pairs_at_depth(tokens):
+        if (
             depth == 0
             and token.string == ":"
             and after.type == tokenize.NAME
@@ -250,12 +246,8 @@ def _clause_after_statement(lines: list[str], line: int) -> str | None:
     if (found := _line_tokens(lines, line)) is None:
         return None
     text, tokens = found
-    depth, cuts = 0, []
-    for previous, token in itertools.pairwise(tokens):
-        if previous.type == tokenize.OP and previous.string in "([{":
-            depth += 1
-        elif previous.type == tokenize.OP and previous.string in ")]}":
-            depth -= 1
+    cuts = []
+    for previous, token, depth in _pairs_at_depth(tokens):
         clause = token.type == tokenize.NAME and token.string in _CLAUSES
         if depth == 0 and clause and previous.string != ":" and previous.start[0] == 1:
             cuts.append(token.start[1])
@@ -265,6 +257,19 @@ def _clause_after_statement(lines: list[str], line: int) -> str | None:
     starts = [0, *cuts]
     pieces = [text[a:b].rstrip() for a, b in zip(starts, [*cuts, len(text)], strict=True)]
     return _first_whole(lines, line, ["\n".join([pieces[0], *(own + p for p in pieces[1:])])])
+
+
+def _pairs_at_depth(
+    tokens: list[tokenize.TokenInfo],
+) -> Iterator[tuple[tokenize.TokenInfo, tokenize.TokenInfo, int]]:
+    """Each two neighbouring tokens, with how many brackets are open after the first."""
+    depth = 0
+    for first, second in itertools.pairwise(tokens):
+        if first.type == tokenize.OP and first.string in "([{":
+            depth += 1
+        elif first.type == tokenize.OP and first.string in ")]}":
+            depth -= 1
+        yield first, second, depth
 
 
 def _depth(text: str) -> int:
@@ -352,12 +357,8 @@ def _lost_breaks(text: str) -> list[tuple[int, int]]:
     except (tokenize.TokenError, SyntaxError):
         return []
     skip = {tokenize.INDENT, tokenize.DEDENT, tokenize.NEWLINE, tokenize.NL}
-    gaps, depth = [], 0
-    for before, token in itertools.pairwise(tokens):
-        if before.type == tokenize.OP and before.string in "([{":
-            depth += 1
-        elif before.type == tokenize.OP and before.string in ")]}":
-            depth -= 1
+    gaps = []
+    for before, token, depth in _pairs_at_depth(tokens):
         if not (
             token.type == tokenize.NAME
             and before.type not in skip
