@@ -149,6 +149,31 @@ async def test_a_reaction_takes_over_and_the_rest_of_the_block_is_planned_again(
     assert mei_decisions == []
 
 
+async def test_a_reaction_answer_that_cannot_be_used_is_recorded_and_the_plan_goes_on(
+    tmp_path: Path,
+) -> None:
+    rambling = "reacted" + "irecionaryismalltownswaylifehobbescafewelightroom" * 10  # CI's answer
+
+    def ramble(schema: dict[str, Any], prompt: str) -> dict[str, Any]:  # re-asked too
+        return {"decision": "continue", "reaction": rambling, "minutes": 5}
+
+    model = scripted(ramble)
+    town, _ = open_town(tmp_path, model, MORNING)
+    mei = town.sim.persona("Mei Lin")
+    lost: list[dict[str, Any]] = []
+    for _ in range(60):
+        await town.step()
+        lost += [data for kind, data in town.drain() if kind == "unusable"]
+        if lost:
+            break
+    [meis] = [data for data in lost if data["persona"] == "Mei Lin"]
+    assert meis["to"] == "John Lin is making toast"
+    assert "Mei Lin's reaction: the model's answer could not be used" in meis["error"]
+    action = mei.schedule.action
+    assert action is not None and action.kind == PLANNED  # still on its plan
+    await town.step()  # and the town goes on
+
+
 async def test_a_reaction_to_the_end_of_its_block_is_placed_on_its_own(tmp_path: Path) -> None:
     model = scripted(continuing)
     town, _ = open_town(tmp_path, model, MORNING)
@@ -310,5 +335,7 @@ def test_a_reaction_is_said_as_a_doing_never_as_narration_or_speech() -> None:
         "Helping Mei Lin",
         'saying "hello"',
         "waving\nand leaving",
+        "reacted" + "irecionaryismalltownswaylife" * 20,  # one endless word (CI of 6a21501)
+        "walking " + "far " * 11,  # more than ten words after the first
     ):
         assert not doing.is_valid(wrong), wrong

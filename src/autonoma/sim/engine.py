@@ -24,6 +24,7 @@ from autonoma.sim.paths import path_between
 from autonoma.sim.perceive import VISION, Event, by_arena, perceive, town_events
 from autonoma.sim.persona import Persona, Talk
 from autonoma.sim.plan import (
+    PlanFailed,
     choose_place,
     decompose,
     minute_of_day,
@@ -73,7 +74,7 @@ class Town:
 
     def drain(self) -> list[tuple[str, dict[str, Any]]]:
         """What happened since the last drain, for the store's events: reactions, talks,
-        reflections."""
+        reflections, and reactions lost to an unusable answer."""
         happened, self.happened = self.happened, []
         return happened
 
@@ -124,9 +125,13 @@ class Town:
             return None
         other = self._by_name.get(event.subject)
         can_talk = other is not None and may_talk(persona, other, now)
-        reaction = await decide(
-            self.model, self.memory, world, persona, event, now, self.spent, can_talk=can_talk
-        )
+        try:
+            reaction = await decide(
+                self.model, self.memory, world, persona, event, now, self.spent, can_talk=can_talk
+            )
+        except PlanFailed as error:  # a reaction is optional: the plan goes on, the loss kept
+            self._happened("unusable", persona=persona.name, to=event.description, error=str(error))
+            return None
         if reaction.decision == TALK:
             return reaction
         if reaction.decision == REACT:

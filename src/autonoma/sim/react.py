@@ -35,7 +35,9 @@ COOL_DOWN = timedelta(hours=2)  # before the same two talk again (game time)
 # What a reaction does, as the town says what anyone is doing ("Mei Lin is <it>"): a phrase
 # opening with a word ending in -ing, or nothing. Free text let the 1.5B model write a line of
 # narration or speech ("I'll turn off the stove ...") that the town then showed as an action.
-DOING = {"type": "string", "pattern": "^([a-z]+ing( [A-Za-z0-9',.:-]+){0,12})?$"}
+# Words are bounded too: under an unbounded [a-z]+ SmolLM2 once spelt one 500-letter "word"
+# until the length limit cut it off, three times over, and the reaction was lost (CI of 6a21501).
+DOING = {"type": "string", "pattern": "^([a-z]{1,16}ing( [A-Za-z0-9',.:-]{1,20}){0,10})?$"}
 
 
 @dataclass(frozen=True)
