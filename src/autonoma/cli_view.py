@@ -252,11 +252,13 @@ class LiveView:
             case CheckLeftOut(what=what, why=why):
                 line = f"  acceptance check left out, it can never pass ({why}): {short(what, 160)}"
                 say(Text(line, style="yellow"))
-            case StepResult(ok=ok, observation=observation):
+            case StepResult(ok=ok, observation=observation, checks=checks):
                 mark, style = ("→", "green") if ok else ("✗", "red")
                 # a failure's lines whole: a refusal names the commands that can still run
                 width = 160 if ok else 800
                 say(Text(f"  {mark} {some_lines(observation, 8, width, '    ')}", style))
+                if checks:
+                    say(Text(f"  {short(checks, 300)}", "dim"))
             case Reflecting():
                 self._spin("reflecting on what the steps so far show…")
             case Reflected(reflections=reflections):

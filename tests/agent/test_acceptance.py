@@ -107,17 +107,50 @@ async def test_a_wrong_result_is_refused_and_the_right_one_completes(tmp_path: P
     assert "key=str.lower" not in first  # what each checks, not its code
     # between steps the code checks say where the work stands: tests to work to
     assert "Acceptance checks now" not in first
+    # said whole in the result of the step that brought it about, where the prompt cache
+    # keeps it, and by reference in the request, which no cache holds
+    assert steps[0].checks.startswith("Acceptance checks now: 1 of 1 fail: check 1 [code]")
     after_wrong = model.requests[2].messages[1].content
-    assert "Acceptance checks now: 1 of 1 fail: check 1 [code]" in after_wrong
-    assert "sorted.txt holds ['Alice', 'carol', 'bob']" in after_wrong
-    # after the refused claim, whose result says it just above, only the count is said again
+    assert after_wrong.count("sorted.txt holds ['Alice', 'carol', 'bob']") == 1
+    assert after_wrong.count("Acceptance checks now: 1 of 1 fail: check 1 [code]") == 1
+    assert "Acceptance checks now: 1 of 1 fail, as step 1 says.\n" in after_wrong
+    assert refused.checks == ""  # its result says it again already
     after_claim = model.requests[3].messages[1].content
-    assert after_claim.count("sorted.txt holds ['Alice', 'carol', 'bob']") == 1
-    assert "Acceptance checks now: 1 of 1 fail, as step 2 says." in after_claim
+    assert after_claim.count("sorted.txt holds ['Alice', 'carol', 'bob']") == 2
+    assert "Acceptance checks now: 1 of 1 fail, as step 2 says.\n" in after_claim
     after_right = model.requests[4].messages[1].content
-    assert "The acceptance checks pass now: sorted.txt holds" in after_right
+    assert steps[2].checks.startswith("The acceptance checks pass now: sorted.txt holds")
+    assert "The acceptance checks pass now, as step 3 says.\n" in after_right
     assert after_right.endswith("When every goal is met, the command is task_complete; "
                                 "otherwise determine exactly one command to use next.")  # fmt: skip
+
+
+async def test_the_checks_are_said_whole_again_once_the_step_saying_them_leaves_the_view(
+    tmp_path: Path,
+) -> None:
+    looks = [act("write_file", path=f"note{n}.txt", text="seen") for n in range(8)]
+    run, status, _, store, model = await start(
+        tmp_path,
+        [
+            {"checks": [CHECK]},
+            act("write_file", path="sorted.txt", text=WRONG),
+            *looks,
+            act("write_file", path="sorted.txt", text=RIGHT),
+        ],
+        steps=11,
+    )
+    assert status == "completed"
+    steps = store.steps(run.id)
+    failing = "sorted.txt holds ['Alice', 'carol', 'bob']"
+    assert failing in steps[0].checks
+    assert [s.checks for s in steps[1:9]] == [""] * 8  # the same verdict: not said again
+    eight_done = model.requests[9].messages[1].content  # all eight steps verbatim
+    assert eight_done.count(failing) == 1
+    assert "Acceptance checks now: 1 of 1 fail, as step 1 says.\n" in eight_done
+    nine_done = model.requests[10].messages[1].content  # steps 1 to 4 folded to a line each
+    assert "Step 1: write_file" not in nine_done and "as step 1 says" not in nine_done
+    assert nine_done.count(failing) == 1
+    assert f"Acceptance checks now: 1 of 1 fail: check 1 [code] {CHECK['what']}" in nine_done
 
 
 async def test_claims_refused_again_and_again_end_the_run_incomplete(tmp_path: Path) -> None:

@@ -26,6 +26,7 @@ from autonoma.agent.loop_checks import (
     done_by_checks,
     final_checks,
     report_left_out,
+    told_checks,
 )
 from autonoma.agent.loop_context import (
     assemble_prompt,
@@ -42,7 +43,7 @@ from autonoma.agent.loop_trials import new_trial, watch
 from autonoma.agent.monitor import Monitor, third_in_a_row
 from autonoma.agent.outcome import RunOutcome
 from autonoma.agent.progress import Progress
-from autonoma.agent.run_state import RunState, read_back
+from autonoma.agent.run_state import ChecksNow, RunState, read_back
 from autonoma.agent.services import Helper, RunServices
 from autonoma.errors import ModelError, ModelRefused, OutputInvalid
 from autonoma.runtime.budget import BudgetLimits, BudgetSpent, SharedBudget
@@ -133,7 +134,7 @@ class RunLoop(LoopServices):
                         status, reason = "budget_exhausted", why
                         break
                     try:
-                        state.checks_now, state.checks_pass = await checks_status(state)
+                        state.checks = await checks_status(state) if state.steps else ChecksNow()
                         await report_left_out(self, state)
                         step, result = await self._step(state)
                     finally:
@@ -414,6 +415,10 @@ class RunLoop(LoopServices):
                 claimed = ToolResult(False, f"{result.output}\n{claimed.output}")
             result = claimed
         observation = truncate(result.output, self.config.max_observation_chars)
+        checks = ""
+        if state.acceptance is not None:  # said with the step, where the prompt cache keeps it
+            state.checks = await checks_status(state)
+            checks = told_checks(state, observation)
         status = "denied" if denied else "done"
         step = step.model_copy(
             update={
@@ -421,6 +426,7 @@ class RunLoop(LoopServices):
                 "observation": observation,
                 "ok": result.ok,
                 "untrusted": result.untrusted,
+                "checks": checks,
             }
         )
         await asyncio.to_thread(
@@ -432,11 +438,14 @@ class RunLoop(LoopServices):
             ok=result.ok,
             spent=spent,
             untrusted=result.untrusted,
+            checks=checks,
         )
         if result.untrusted:
             await self.mark_outside(state, n, f"{step.command} brought outside content")
         await self.emit(
-            run.id, StepResult(ok=result.ok, observation=observation, status=step.status), n
+            run.id,
+            StepResult(ok=result.ok, observation=observation, status=step.status, checks=checks),
+            n,
         )
         return step, result
 

@@ -19,7 +19,7 @@ from autonoma.agent.completion import unmet_deliverables
 from autonoma.agent.judge import Judge
 from autonoma.agent.judge_worked import inputs_of
 from autonoma.agent.loop_services import LoopServices
-from autonoma.agent.run_state import RunState
+from autonoma.agent.run_state import ChecksNow, RunState
 from autonoma.agent.task_guards import task_guards
 from autonoma.runtime.events import (
     ApprovalAnswered,
@@ -117,13 +117,13 @@ async def report_left_out(loop: LoopServices, state: RunState, n: int | None = N
     state.left_out = len(state.acceptance.broken)
 
 
-async def checks_status(state: RunState) -> tuple[str, bool]:
-    """After some work, what the code checks say of the workspace now, for the request:
-    tests the model can work to (Reflexion's), not only a verdict at task_complete; and
-    whether every one that can run passes."""
+async def checks_status(state: RunState) -> ChecksNow:
+    """What the code checks say of the workspace now, for the model: tests it can work to
+    (Reflexion's), not only a verdict at task_complete; and whether every one that can run
+    passes."""
     acceptance = state.acceptance
-    if acceptance is None or not state.steps:
-        return "", False
+    if acceptance is None:
+        return ChecksNow()
     verdict = await acceptance.verdict()
     left_out = "".join(
         f"The check '{r.check.what}' was left out: it can never pass ({r.broken}). "
@@ -133,20 +133,33 @@ async def checks_status(state: RunState) -> tuple[str, bool]:
         # judged checks only (or none left): judged at a claim, once the guards hold
         waiting, ready = await _judged_waiting(state)
         guards = f"Not yet: {acceptance.failing(verdict)}." if verdict.failed else ""
-        return left_out + " ".join(filter(None, [waiting, guards])), ready and not guards
+        text = left_out + " ".join(filter(None, [waiting, guards]))
+        brief = "The acceptance checks stand as step {n} says."
+        return ChecksNow(text, ready and not guards, text, brief)
     if verdict.passed:
         passing = "; ".join(r.check.what for r in verdict.results)
         judged = any(c.kind == "judged" for c in acceptance.checks)
         later = " (the judged ones are judged at task_complete)" if judged else ""
-        return f"{left_out}The acceptance checks pass now{later}: {passing}.", True
+        text = f"{left_out}The acceptance checks pass now{later}: {passing}."
+        return ChecksNow(text, True, text, "The acceptance checks pass now, as step {n} says.")
     failing = acceptance.failing(verdict)
     counts = f"{len(verdict.failed)} of {len(verdict.results)}"
-    last = state.steps[-1]
-    if failing in (last.observation or ""):
-        # a refused claim's result says it word for word just above: said again, it was
-        # some 70 tokens a step that no prompt cache holds, being after the newest step
-        return f"{left_out}Acceptance checks now: {counts} fail, as step {last.n} says.", False
-    return f"{left_out}Acceptance checks now: {counts} fail: {failing}", False
+    # a refused claim's result holds `failing` word for word too
+    brief = f"{left_out}Acceptance checks now: {counts} fail, as step {{n}} says."
+    return ChecksNow(
+        f"{left_out}Acceptance checks now: {counts} fail: {failing}", False, failing, brief
+    )
+
+
+def told_checks(state: RunState, observation: str) -> str:
+    """What a step's record says the checks say after it: their status when it is news,
+    changed since a step last said it and not in the step's result already (a refused claim
+    says it); "" otherwise."""
+    now = state.checks
+    if not now.text or now.detail in observation or now.text == state.checks_told:
+        return ""
+    state.checks_told = now.text
+    return now.text
 
 
 async def _judged_waiting(state: RunState) -> tuple[str, bool]:

@@ -159,16 +159,27 @@ def assemble_prompt(
             recalled=recalled,
         )
 
+    def final() -> Assembled:
+        """The checks' status said by reference to the latest step whose result says it,
+        if that result is in view word for word; else said whole."""
+        now = state.checks
+        said = [s.n for s in steps if now.detail and now.detail in f"{s.observation}{s.checks}"]
+        if said:
+            brief = assembled(closing(loop, state, steps, now.by_reference(said[-1])))
+            if now.detail in "\n\n".join(_texts(brief)):
+                return brief
+        return assembled(closing(loop, state, steps, now.text))
+
     if loop.config.actions == "code":  # a program reads files as it likes
         state.in_view = None
-        return assembled(closing(loop, state, steps))
+        return final()
     # what the prompt shows whole before its closing says so, then held to the final prompt
     state.in_view = in_view(state.workspace, _texts(assembled("")))
-    final = assembled(closing(loop, state, steps))
+    prompt = final()
     if state.in_view:
-        shown = in_view(state.workspace, _texts(final)) or []
+        shown = in_view(state.workspace, _texts(prompt)) or []
         state.in_view = [name for name in state.in_view if name in shown]
-    return final
+    return prompt
 
 
 def _texts(assembled: Assembled) -> list[str]:
@@ -178,8 +189,11 @@ def _texts(assembled: Assembled) -> list[str]:
     return [str(m["content"]) for m in assembled.messages if m["role"] != "system"]
 
 
-def closing(loop: LoopServices, state: RunState, steps: list[StepRecord]) -> str:
-    """The request at the end of the prompt, with what changes from step to step."""
+def closing(
+    loop: LoopServices, state: RunState, steps: list[StepRecord], checks_now: str = ""
+) -> str:
+    """The request at the end of the prompt, with what changes from step to step (the
+    checks' status as `checks_now` says it)."""
     run, identity, config = state.run, state.identity, loop.config
     files = state.workspace.visible_files()
     found = loop.found_at_start(state)
@@ -200,8 +214,8 @@ def closing(loop: LoopServices, state: RunState, steps: list[StepRecord]) -> str
         budget_left=describe_left(config.limits, state.budget.spent),
         repeated=repeat_note(last.n, earlier) if last and earlier else "",
         withheld=withheld(loop, state, steps),
-        checks_now=state.checks_now,
-        checks_pass=state.checks_pass,
+        checks_now=checks_now,
+        checks_pass=state.checks.passing,
         in_view=state.in_view or [],
         all_in_view=readable(state.workspace, state.in_view) == [],
         lessons=state.recent_lessons(config.lessons),

@@ -437,6 +437,7 @@ class Applier:
                 ok=args["ok"],
                 spent=spent,
                 untrusted=args.get("untrusted", False),
+                checks=args.get("checks", ""),
             )
         elif method == "set_status":
             store.set_status(run_id, args["status"], args["reason"], spent)
@@ -654,6 +655,7 @@ class ReportingStore(RunStore):
         ok: bool,
         spent: BudgetSpent | None = None,
         untrusted: bool = False,
+        checks: str = "",
     ) -> None:
         self._report(
             "finish_step",
@@ -664,6 +666,7 @@ class ReportingStore(RunStore):
             ok=ok,
             spent=_dump(spent),
             untrusted=untrusted,
+            checks=checks,
         )
         super().finish_step(
             run_id,
@@ -673,6 +676,7 @@ class ReportingStore(RunStore):
             ok=ok,
             spent=spent,
             untrusted=untrusted,
+            checks=checks,
         )
 
     def add_event(

@@ -30,6 +30,22 @@ from autonoma.runtime.store import EventRecord, RunRecord, StepRecord
 from autonoma.tools import Tool, ToolContext, Workspace
 
 
+@dataclass(frozen=True)
+class ChecksNow:
+    """What the acceptance checks say of the workspace: said whole in the result of the step
+    that brought it about, and at later steps, while it stands and that step is in view, by
+    reference (the request comes after the newest step, where no prompt cache holds it: said
+    whole there, a failing check's output was some 70 tokens a step computed again)."""
+
+    text: str = ""  # said whole
+    passing: bool = False  # every check that can run passes
+    detail: str = ""  # the part a step's result holds word for word when it said it
+    brief: str = ""  # said in its place once a step in view holds `detail`, "{n}": that step
+
+    def by_reference(self, n: int) -> str:
+        return self.brief.format(n=n)
+
+
 @dataclass
 class RunState:
     run: RunRecord
@@ -65,8 +81,8 @@ class RunState:
     persons: frozenset[str] = frozenset()
     acceptance: Acceptance | None = None  # the run's checks, once written
     refusal: str = ""  # why the checks last turned a claim of completion down
-    checks_now: str = ""  # what the code checks say of the workspace before this step
-    checks_pass: bool = False  # and whether all of them that can run pass
+    checks: ChecksNow = field(default_factory=lambda: ChecksNow())  # before this step
+    checks_told: str = ""  # the checks' status a step's result last said
     left_out: int = 0  # code checks left out as unable to pass, already reported
     # the workspace's contents (content_print) the judge has said no to, and those each step
     # has left: with judged checks only, work come back to an earlier state is judged

@@ -120,8 +120,9 @@ def fence(text: str, key: str) -> str:
 
 
 def step_text(step: StepRecord, limit: int, repeat_of: Sequence[int] = ()) -> str:
-    """One step, verbatim: its command and arguments, then its result (cut at `limit`).
-    `repeat_of`: the earlier steps that had the same command and the same result."""
+    """One step, verbatim: its command and arguments, its result (cut at `limit`), and what
+    the acceptance checks said after it. `repeat_of`: the earlier steps that had the same
+    command and the same result."""
     if step.status == "invalid":
         return f"Step {step.n}: your answer could not be used: {step.observation}"
     text = step.observation or "(no result recorded)"
@@ -138,6 +139,8 @@ def step_text(step: StepRecord, limit: int, repeat_of: Sequence[int] = ()) -> st
         said = f"Step {step.n}: {step.command} {_arguments(step)}\nResult: {text}"
     if repeat_of:
         said += f"\n({repeat_note(step.n, repeat_of)})"
+    if step.checks:  # ours, outside any fence
+        said += f"\n{step.checks}"
     return said
 
 

@@ -100,6 +100,7 @@ class StepResult(_Event):
     ok: bool
     observation: str
     status: str
+    checks: str = ""  # what the acceptance checks say after it, when that is news
 
 
 class StepInvalid(_Event):

@@ -73,6 +73,7 @@ CREATE TABLE IF NOT EXISTS steps (
     cached_tokens INTEGER NOT NULL DEFAULT 0,
     prompt_seconds REAL NOT NULL DEFAULT 0,
     generation_seconds REAL NOT NULL DEFAULT 0,
+    checks TEXT NOT NULL DEFAULT '',
     PRIMARY KEY (run_id, n)
 );
 CREATE TABLE IF NOT EXISTS events (
@@ -101,6 +102,7 @@ _ADDED_COLUMNS = {
         "cached_tokens INTEGER NOT NULL DEFAULT 0",
         "prompt_seconds REAL NOT NULL DEFAULT 0",
         "generation_seconds REAL NOT NULL DEFAULT 0",
+        "checks TEXT NOT NULL DEFAULT ''",
     ],
 }
 """Columns added after a store was first created: added on open to a store that lacks them."""
@@ -179,6 +181,7 @@ class StepRecord(BaseModel):
     cached_tokens: int = 0
     prompt_seconds: float = 0.0
     generation_seconds: float = 0.0
+    checks: str = ""  # what the acceptance checks said after the step, when it was news
 
 
 class EventRecord(BaseModel):
@@ -490,12 +493,13 @@ class RunStore:
         ok: bool,
         spent: BudgetSpent | None = None,
         untrusted: bool = False,
+        checks: str = "",
     ) -> None:
         with self._tx() as db:
             db.execute(
                 "UPDATE steps SET status = ?, observation = ?, ok = ?, finished_at = ?, "
-                "untrusted = ? WHERE run_id = ? AND n = ?",
-                (status, observation, int(ok), time.time(), int(untrusted), run_id, n),
+                "untrusted = ?, checks = ? WHERE run_id = ? AND n = ?",
+                (status, observation, int(ok), time.time(), int(untrusted), checks, run_id, n),
             )
             if spent is not None:
                 _save_spent(db, run_id, spent)
@@ -590,4 +594,5 @@ def _step(row: sqlite3.Row) -> StepRecord:
         cached_tokens=row["cached_tokens"],
         prompt_seconds=row["prompt_seconds"],
         generation_seconds=row["generation_seconds"],
+        checks=row["checks"],
     )
