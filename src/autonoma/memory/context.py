@@ -7,7 +7,8 @@ brings (the agent's latest reflections and the records retrieved for the current
 the agent recalls again only after it stored something, so they hold between folds), the
 rolling summary the model keeps of older steps, a one-line summary of each older step the
 rolling summary does not cover yet, the most recent steps verbatim (the command with its
-arguments, and its result), in the order they happened, then what changes every step: the
+arguments, its result, and what the acceptance checks said after it), in the order they
+happened, then what changes every step: the
 request for the next command (with the workspace's state and the budget left).
 
 Prefix reuse: a server with a prompt cache (llama.cpp, OpenAI) computes only the part of a
