@@ -277,6 +277,20 @@ def test_an_observation_at_the_limit_is_not_cut() -> None:
     assert "y" * 1000 in messages[-1]["content"]
 
 
+def test_what_the_checks_said_follows_the_result_whole_and_outside_its_fence() -> None:
+    checks = "Acceptance checks now: 1 of 1 fail: check 1 [code] x FAILS: AssertionError"
+    messages = build_context(
+        SYSTEM,
+        [make_step(1, "z" * 1500 + "page text", command="fetch", untrusted=True, checks=checks)],
+        CLOSING,
+        ContextLimits(observation_chars=1000),
+    )
+    result = messages[-1]["content"]
+    assert result.index(checks) > result.rindex(">>>")  # after the result's fence, not in it
+    assert "[cut: 509 more characters]" in result  # the result cut, the checks whole
+    assert result.endswith(f"{checks}\n\n{CLOSING}")
+
+
 def test_a_step_without_a_result_says_so() -> None:
     interrupted = make_step(1, status="interrupted", ok=None)
     interrupted = interrupted.model_copy(update={"observation": None})
