@@ -16,6 +16,7 @@ from autonoma.agent.identity import AgentIdentity
 from autonoma.agent.session import create_run, run_agent
 from autonoma.agent.settings import RunSettings
 from autonoma.llm import ScriptedModel
+from autonoma.memory.context import ContextLimits
 from autonoma.runtime.budget import BudgetLimits
 from autonoma.runtime.store import EventRecord, RunRecord, RunStore
 from autonoma.runtime.store import RunStatus as Status
@@ -128,7 +129,8 @@ async def test_a_wrong_result_is_refused_and_the_right_one_completes(tmp_path: P
 async def test_the_checks_are_said_whole_again_once_the_step_saying_them_leaves_the_view(
     tmp_path: Path,
 ) -> None:
-    looks = [act("write_file", path=f"note{n}.txt", text="seen") for n in range(8)]
+    window = ContextLimits().max_recent_steps
+    looks = [act("write_file", path=f"note{n}.txt", text="seen") for n in range(window)]
     run, status, _, store, model = await start(
         tmp_path,
         [
@@ -137,20 +139,20 @@ async def test_the_checks_are_said_whole_again_once_the_step_saying_them_leaves_
             *looks,
             act("write_file", path="sorted.txt", text=RIGHT),
         ],
-        steps=11,
+        steps=window + 3,
     )
     assert status == "completed"
     steps = store.steps(run.id)
     failing = "sorted.txt holds ['Alice', 'carol', 'bob']"
     assert failing in steps[0].checks
-    assert [s.checks for s in steps[1:9]] == [""] * 8  # the same verdict: not said again
-    eight_done = model.requests[9].messages[1].content  # all eight steps verbatim
-    assert eight_done.count(failing) == 1
-    assert "Acceptance checks now: 1 of 1 fail, as step 1 says.\n" in eight_done
-    nine_done = model.requests[10].messages[1].content  # steps 1 to 4 folded to a line each
-    assert "Step 1: write_file" not in nine_done and "as step 1 says" not in nine_done
-    assert nine_done.count(failing) == 1
-    assert f"Acceptance checks now: 1 of 1 fail: check 1 [code] {CHECK['what']}" in nine_done
+    assert [s.checks for s in steps[1 : window + 1]] == [""] * window  # the same verdict
+    all_in_view = model.requests[window + 1].messages[1].content  # every step verbatim
+    assert all_in_view.count(failing) == 1
+    assert "Acceptance checks now: 1 of 1 fail, as step 1 says.\n" in all_in_view
+    folded = model.requests[window + 2].messages[1].content  # the oldest folded to a line each
+    assert "Step 1: write_file" not in folded and "as step 1 says" not in folded
+    assert folded.count(failing) == 1
+    assert f"Acceptance checks now: 1 of 1 fail: check 1 [code] {CHECK['what']}" in folded
 
 
 async def test_claims_refused_again_and_again_end_the_run_incomplete(tmp_path: Path) -> None:

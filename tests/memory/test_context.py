@@ -133,7 +133,7 @@ def test_an_exact_repeat_is_pointed_out() -> None:
 
 def test_only_max_recent_steps_are_verbatim_and_older_ones_are_summarised() -> None:
     steps = steps_with(20)
-    limits = ContextLimits(max_tokens=100_000, max_recent_steps=5)
+    limits = ContextLimits(max_tokens=100_000, max_recent_steps=5, fold_steps=4)
     messages = build_context(SYSTEM, steps, CLOSING, limits)
     assert_well_formed(messages)
 
@@ -224,7 +224,7 @@ def test_a_custom_token_counter_is_used_for_the_budget() -> None:
     def words(text: str) -> int:
         return len(text.split())
 
-    limits = ContextLimits(max_tokens=300, max_recent_steps=8)
+    limits = ContextLimits(max_tokens=300, max_recent_steps=8, fold_steps=4)
     messages = build_context(
         SYSTEM, steps_with(40, observation_chars=0), CLOSING, limits, count=words
     )
