@@ -503,6 +503,23 @@ async def test_functions_defined_in_a_program_are_saved_as_a_module(tmp_path: Pa
     assert "- save_functions(path: str, *functions): Write functions this program" in prompt
 
 
+async def test_every_runs_instructions_begin_alike_with_save_functions_in_the_runs_own_part(
+    tmp_path: Path,
+) -> None:
+    prompts = []
+    for name, goal in (("slug", SLUG_GOAL), ("sort", GOAL)):
+        (tmp_path / name).mkdir()
+        _, _, model, _, _ = await start(
+            tmp_path / name, [program("task_complete('done')")], checks=False, goal=goal
+        )
+        prompts.append(str(model.requests[0].messages[0].content))
+    slug, sort = (p.split("\nThis run: ") for p in prompts)
+    assert slug[0] == sort[0]  # for the prompt cache: the instructions every run shares
+    assert "save_functions" not in slug[0]
+    assert "For this task your program can also call:\n- save_functions(" in slug[1]
+    assert "save_functions" not in sort[1]
+
+
 async def test_saving_functions_is_approved_as_a_write_and_not_offered_without_one(
     tmp_path: Path,
 ) -> None:

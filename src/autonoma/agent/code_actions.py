@@ -310,15 +310,17 @@ def functions(tools: Sequence[Tool]) -> dict[str, tuple[str, str]]:
 _ASKS_FOR_CODE = re.compile(r"\b(functions?|modules?|python|classes|class|def)\b|\.py\b", re.I)
 
 
-def listed(names: dict[str, tuple[str, str]], task: str) -> list[str]:
-    """The prompt's lines for a program's functions. save_functions only where the task asks
-    for Python: listed for "In config.json, set debug to false", it was called with the
-    settings dict to save them, in six of json_config's ten steps (code_head_1129)."""
-    return [
-        line
-        for name, (_, line) in names.items()
-        if name != "save_functions" or _ASKS_FOR_CODE.search(task)
-    ]
+def listed(names: dict[str, tuple[str, str]], task: str) -> tuple[list[str], list[str]]:
+    """The prompt's lines for a program's functions: those every run has, and those of this
+    task alone, said in the run's own part of the prompt so that every run's instructions
+    begin alike for the prompt cache (listed third among the functions, save_functions made
+    a run asking for Python share 150 tokens with the run before, not 750). save_functions
+    only where the task asks for Python: listed for "In config.json, set debug to false", it
+    was called with the settings dict to save them, in six of json_config's ten steps
+    (code_head_1129)."""
+    every = [line for name, (_, line) in names.items() if name != "save_functions"]
+    own = [line for name, (_, line) in names.items() if name == "save_functions"]
+    return every, own if _ASKS_FOR_CODE.search(task) else []
 
 
 def named_tools(code: str, names: dict[str, tuple[str, str]]) -> set[str]:

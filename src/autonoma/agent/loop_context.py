@@ -120,13 +120,15 @@ def system_prompt(loop: LoopServices, state: RunState) -> str:
     the answer's form) comes before what is this run's (who, the task, the goals, the
     files found), so a run's first step starts from the cache an earlier run left."""
     code = loop.config.actions == "code"
+    every, own = listed(functions(in_programs(state)), state.run.goal) if code else ([], [])
     return render(
         "autonoma.agent",
         "system_code.j2" if code else "system.j2",
         identity=state.identity,
         task=state.run.goal,
         tools=state.offered,
-        functions=listed(functions(in_programs(state)), state.run.goal) if code else [],
+        functions=every,
+        task_functions=own,
         approval=not loop.config.continuous,
         code=code,
         outside=state.outside_from is not None,
