@@ -731,3 +731,11 @@ async def test_a_passing_value_typed_by_hand_is_held_failing_when_the_task_worke
         events=[],
     )  # fmt: skip
     assert status == "completed" and model.remaining == 0
+
+
+def test_a_status_said_by_reference_keeps_the_checks_own_braces() -> None:
+    from autonoma.agent.run_state import ChecksNow
+
+    brief = "The check 'config.json holds {\"debug\": false}' was left out. As step {n} says."
+    said = ChecksNow("whole", False, "detail", brief).by_reference(4)
+    assert said == "The check 'config.json holds {\"debug\": false}' was left out. As step 4 says."

@@ -43,7 +43,8 @@ class ChecksNow:
     brief: str = ""  # said in its place once a step in view holds `detail`, "{n}": that step
 
     def by_reference(self, n: int) -> str:
-        return self.brief.format(n=n)
+        # not str.format: `brief` holds the checks' own words, which may hold braces
+        return self.brief.replace("{n}", str(n))
 
 
 @dataclass
