@@ -6,7 +6,11 @@ and wrong results (it should fail): every file the solution writes holding `1 4 
 near miss (lines reversed, a number one off, a line's case swapped). A wrong result counts only
 where the goal's own checker rejects it.
 
-    python bench/judge.py --label NAME [--goals a,b,...] [--model qwen2.5-coder-1.5b]
+    python bench/judge.py --label NAME [--goals a,b,...] [--model qwen2.5-coder-1.5b] [--typed]
+
+A task whose named inputs the judge can read is worked out again by a program run in the
+sandbox (bubblewrap where it is installed); `--typed` has the model type the files' text
+instead, as before 2026-12-02.
 
 Writes bench/results/judge_NAME.json: per goal and result, the verdict and the judge's reason.
 """
@@ -27,6 +31,8 @@ from autonoma.agent.judge import Judge
 from autonoma.llm import Model
 from autonoma.runtime.budget import BudgetSpent
 from autonoma.tools import Workspace
+from autonoma.tools.sandbox import make_sandbox
+from autonoma.tools.settings import SandboxSettings
 from bench.everyday_goals import Goal
 from bench.goal_runs import each_goal
 from bench.reflection_goals import write
@@ -57,8 +63,11 @@ def results(goal: Goal) -> dict[str, dict[str, str | None]]:
     return found
 
 
-async def judge_goal(model: Model, goal: Goal, root: Path) -> list[dict[str, Any]]:
+async def judge_goal(
+    model: Model, goal: Goal, root: Path, typed: bool = False
+) -> list[dict[str, Any]]:
     rows = []
+    sandbox = None if typed else make_sandbox(SandboxSettings())
     for kind, files in results(goal).items():
         start, done = root / kind / "start", root / kind / "ws"
         start.mkdir(parents=True)
@@ -69,12 +78,14 @@ async def judge_goal(model: Model, goal: Goal, root: Path) -> list[dict[str, Any
         if kind != "reference" and right:
             continue  # not wrong after all: nothing to judge
         began = time.monotonic()
-        result = await Judge(model, start=start).judge(
+        judge = Judge(model, start=start, sandbox=sandbox)
+        result = await judge.judge(
             task_check(goal.goal), goal.goal, [goal.goal], Workspace(done), BudgetSpent()
         )
         rows.append({
             "goal": goal.name, "result": kind, "right": right, "passed": result.passed,
             "agrees": result.passed == right, "why": result.output[:300],
+            "worked_out": judge.worked_files(),
             "seconds": round(time.monotonic() - began, 1),
         })  # fmt: skip
     return rows
@@ -102,7 +113,10 @@ def say(row: dict[str, Any]) -> str:
 
 
 async def main() -> None:
-    await each_goal(__doc__.split("\n\n")[0], "judge", judge_goal, summarise, say)
+    await each_goal(
+        __doc__.split("\n\n")[0], "judge", judge_goal, summarise, say,
+        flags={"typed": "the model types the worked-out files' text (no program)"},
+    )  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -9,10 +9,12 @@ from pathlib import Path
 
 from autonoma.agent.check_types import task_check
 from autonoma.agent.judge import Judge
-from autonoma.agent.judge_worked import inputs_of
+from autonoma.agent.judge_worked import PROGRAMS, inputs_of, unfenced
 from autonoma.llm import ScriptedModel
 from autonoma.runtime.budget import BudgetSpent
 from autonoma.tools import Workspace
+from autonoma.tools.sandbox import BubblewrapSandbox
+from autonoma.tools.settings import SandboxSettings
 
 PEOPLE = (
     "people.txt has lines like 'Ana is 31'. Write people.csv with the header name,age and one "
@@ -222,3 +224,108 @@ async def test_a_number_written_either_way_is_the_same_number(tmp_path: Path) ->
             tmp_path / written.strip(), task, orders, {"value.txt": written}, [worked]
         )
         assert passed is right, (written, said)
+
+
+async def program_judged(
+    tmp_path: Path, task: str, start: dict[str, str], now: dict[str, str], answers: list[object]
+) -> tuple[bool, str, ScriptedModel]:
+    first, ws = workspaces(tmp_path, start, now)
+    model = ScriptedModel(answers)
+    judge = Judge(model, start=first, sandbox=BubblewrapSandbox(SandboxSettings()))
+    result = await judge.judge(task_check(task), task, [task], Workspace(ws), BudgetSpent())
+    return result.passed, result.output, model
+
+
+COUNT = "Count the lines of poem.txt and write the number alone to count.txt."
+POEM = {"poem.txt": "a\nb\nc\nd\ne\nf\n"}
+COUNTING = {
+    "code": "n = len(open('poem.txt').read().splitlines())\nopen('count.txt', 'w').write(str(n))"
+}
+
+
+async def test_with_a_sandbox_the_task_is_worked_out_by_a_program_on_a_copy_of_its_inputs(
+    tmp_path: Path,
+) -> None:
+    # code_half_5d48eb5, count_lines: typing the answer, the judge refused the right 6
+    passed, said, model = await program_judged(
+        tmp_path, COUNT, POEM, {"count.txt": "6\n"}, [COUNTING]
+    )
+    assert (
+        passed and said.startswith("judged: count.txt hold what the task") and model.remaining == 0
+    )
+    prompt = model.requests[0].messages[-1].content
+    assert "poem.txt:\na\nb" in prompt and "Python program" in prompt
+    passed, said, _ = await program_judged(
+        tmp_path / "b", COUNT, POEM, {"count.txt": "5\n"}, [COUNTING]
+    )
+    assert not passed and "count.txt is not what the task" in said and "6" not in said
+
+
+async def test_a_program_that_reaches_outside_its_copy_changes_nothing_there(
+    tmp_path: Path,
+) -> None:
+    # the judge's program runs in the sandbox on a copy: the start and the work stay as they were
+    wild = {"code": "import os\nfor f in os.listdir('.'):\n    os.remove(f)\n"
+            "open('count.txt', 'w').write('6')"}  # fmt: skip
+    passed, _, _ = await program_judged(tmp_path, COUNT, POEM, {"count.txt": "6\n"}, [wild])
+    assert passed
+    assert (tmp_path / "start" / "poem.txt").read_text() == POEM["poem.txt"]
+    assert (tmp_path / "ws" / "poem.txt").read_text() == POEM["poem.txt"]
+
+
+async def test_a_program_that_fails_is_asked_again_with_why_then_typed_text_is_asked(
+    tmp_path: Path,
+) -> None:
+    typed = {"files": [{"name": "count.txt", "text": "6"}]}
+    made_up = {"code": "open('count_poem.txt', 'w').write('6')"}  # a file the task does not name
+    failing = [{"code": "open('nothere.txt').read()"}, made_up, {"code": "import pandas"}]
+    assert len(failing) == PROGRAMS
+    passed, said, model = await program_judged(
+        tmp_path, COUNT, POEM, {"count.txt": "6\n"}, [*failing, typed]
+    )
+    assert passed and model.remaining == 0, said
+    again = model.requests[1].messages[-1].content
+    assert "did not do: it failed:" in again and "FileNotFoundError" in again
+    assert "Python program" not in model.requests[PROGRAMS].messages[-1].content
+    # a program's file the task does not name is set aside; the second program is kept
+    passed, said, model = await program_judged(
+        tmp_path / "b", COUNT, POEM, {"count.txt": "5\n"}, [made_up, COUNTING]
+    )
+    assert not passed and "count.txt is not what the task" in said and model.remaining == 0
+    assert "it wrote count_poem.txt, not a file the task writes" in (
+        model.requests[1].messages[-1].content
+    )
+    # one that prints and writes nothing, one that does not parse
+    passed, _, model = await program_judged(
+        tmp_path / "c", COUNT, POEM, {"count.txt": "6\n"},
+        [{"code": "print(6)"}, {"code": "def ("}, {"code": "import pandas"}, typed],
+    )  # fmt: skip
+    assert passed and model.remaining == 0
+
+
+def test_a_file_the_task_names_without_its_suffix_is_an_input(tmp_path: Path) -> None:
+    # similar_name: "the file called notes" is notes.md
+    task = "Read the file called notes and write its first line, in capital letters, to title.txt."
+    first, _ = workspaces(tmp_path, {"notes.md": "shopping list\nmilk\n", "other.md": "x"}, {})
+    assert inputs_of(task, first) == {"notes.md": "shopping list\nmilk\n"}
+
+
+async def test_a_program_that_overwrites_an_input_of_a_task_writing_a_new_file_is_asked_again(
+    tmp_path: Path,
+) -> None:
+    # two_hops: the judge's program wrote start.txt's text over clue.txt
+    task = "start.txt says where the access code is. Write the code alone to code.txt."
+    chain = {"start.txt": "The code is in clue.txt.\n", "clue.txt": "8142\n"}
+    over = {"code": "open('clue.txt', 'w').write(open('start.txt').read())"}
+    right = {"code": "open('code.txt', 'w').write(open('clue.txt').read())"}
+    passed, said, model = await program_judged(
+        tmp_path, task, chain, {"code.txt": "8142\n"}, [over, right]
+    )
+    assert passed and model.remaining == 0, said
+    assert "it wrote clue.txt, not a file the task writes" in model.requests[1].messages[-1].content
+
+
+def test_a_fence_or_a_language_line_around_a_program_is_dropped() -> None:
+    assert unfenced("python\nimport csv\nprint(1)") == "import csv\nprint(1)"
+    assert unfenced("```python\nprint(1)\n```") == "print(1)"
+    assert unfenced("print('python')") == "print('python')"

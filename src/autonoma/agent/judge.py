@@ -13,7 +13,13 @@ from pydantic import BaseModel, Field
 
 from autonoma.agent.check_types import Check, CheckResult, task_check
 from autonoma.agent.completion import deliverables, named_files
-from autonoma.agent.judge_worked import WorkedOut, compared, inputs_of, work_out
+from autonoma.agent.judge_worked import (
+    WorkedOut,
+    compared,
+    inputs_of,
+    work_out,
+    work_out_by_program,
+)
 from autonoma.errors import ModelError
 from autonoma.llm import Model
 from autonoma.memory.asking import ask
@@ -21,6 +27,7 @@ from autonoma.runtime.budget import BudgetSpent
 from autonoma.templating import render
 from autonoma.tools import Workspace, WorkspaceError
 from autonoma.tools.files import text_size
+from autonoma.tools.sandbox import Sandbox
 
 JUDGED_BYTES = 200_000  # of a named file shown to the judge (its start, and its size)
 JUDGED = "judged: "  # how the judge's own yes or no begins
@@ -36,12 +43,20 @@ class _Judgement(BaseModel):
 class Judge:
     """Judges the `judged` checks from the files the goals name, at task_complete: each as
     it is now, as it was before the work if the work changed it (`start`: the workspace as
-    the run found it), and the files those name in turn (instructions chained over files)."""
+    the run found it), and the files those name in turn (instructions chained over files).
+    With a `sandbox`, a task with inputs is worked out again as a program run there."""
 
-    def __init__(self, model: Model, found: Container[str] = (), start: Path | None = None):
+    def __init__(
+        self,
+        model: Model,
+        found: Container[str] = (),
+        start: Path | None = None,
+        sandbox: Sandbox | None = None,
+    ):
         self.model = model
         self.found = found  # files the run found: gone, they were moved or cleaned up
         self.start = start
+        self.sandbox = sandbox
         # the task worked out, by task and inputs: asked again at every claim, the model
         # answered the same at temperature 0 for 7 s a claim (count_words, code_full_1129)
         self._worked: dict[tuple[str, tuple[tuple[str, str], ...]], WorkedOut] = {}
@@ -83,6 +98,10 @@ class Judge:
         judgement: _Judgement = answer.data
         return CheckResult(check, judgement.passed, f"{JUDGED}{judgement.why}")
 
+    def worked_files(self) -> dict[str, str]:
+        """The files' texts worked out so far, by name (for reading a judgement over)."""
+        return {f.name: f.text for worked in self._worked.values() for f in worked.files}
+
     async def worked_out(
         self, task: str, workspace: Workspace, spent: BudgetSpent
     ) -> CheckResult | None:
@@ -93,7 +112,11 @@ class Judge:
             return None
         key = (task, tuple(sorted(inputs.items())))
         if key not in self._worked:
-            worked = await work_out(self.model, task, inputs, spent)
+            worked = None
+            if self.sandbox is not None:
+                worked = await work_out_by_program(self.model, self.sandbox, task, inputs, spent)
+            if worked is None:
+                worked = await work_out(self.model, task, inputs, spent)
             if worked is None:
                 return None
             self._worked[key] = worked

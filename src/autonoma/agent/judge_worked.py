@@ -9,23 +9,33 @@ answer (it names input files the run found) has one right content for the files 
 the judge is asked for that content instead, and a wrong guess of it ends the run unfinished,
 not completed on wrong work. The worked-out text is not shown to the agent: copied, the judge's
 mistake would be the run's. A task with no input (a haiku) is judged as before.
+
+Where a sandbox is at hand the model works the task out as a program, run on a copy of the
+inputs, and what the program writes is the worked-out content (`work_out_by_program`): typing
+the answer, the 1.5B judge miscounted and missorted what its own programs get right (it refused
+count_lines' right `6` and sort_ignore_case's right order, runs that then ended unfinished).
+Typed text remains the fallback when the program fails or writes nothing.
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
+import tempfile
 from pathlib import Path
 
 from pydantic import BaseModel, Field
 
 from autonoma.agent.check_types import Check, CheckResult
 from autonoma.agent.completion import input_files, named_files
+from autonoma.agent.pysource import mend_json_slips
 from autonoma.errors import ModelError
 from autonoma.llm import Model
 from autonoma.memory.asking import ask
 from autonoma.runtime.budget import BudgetSpent
 from autonoma.templating import render
 from autonoma.tools import Workspace, WorkspaceError
+from autonoma.tools.sandbox import Sandbox, SandboxError
 
 INPUT_CHARS = 6000  # of the inputs together: past that, the task is judged as before
 FILE_CHARS = 3000
@@ -48,7 +58,7 @@ def inputs_of(task: str, start: Path | None) -> dict[str, str] | None:
     they are too long to show whole."""
     if start is None or not start.is_dir():
         return None
-    found, names = {}, [*named_files([task]), *folder_files(task, start)]
+    found, names = {}, [*named_files([task]), *by_stem(task, start), *folder_files(task, start)]
     for hop in range(HOPS + 1):
         for name in names:
             if name in found:
@@ -64,6 +74,14 @@ def inputs_of(task: str, start: Path | None) -> dict[str, str] | None:
     if sum(len(t) for t in found.values()) > INPUT_CHARS:
         return None
     return found
+
+
+def by_stem(task: str, start: Path) -> list[str]:
+    """The top-level files the task names by their name without its suffix ("Read the file
+    called notes": notes.md; with no input found, the yes-or-no judge passed a lowercase
+    title for one "in capital letters")."""
+    there = [p.name for p in start.iterdir() if p.is_file() and not p.name.startswith(".")]
+    return [name for name in input_files([task], there) if name not in named_files([task])]
 
 
 def folder_files(task: str, start: Path) -> list[str]:
@@ -99,6 +117,95 @@ async def work_out(
     return None if isinstance(answer, ModelError) else answer.data
 
 
+class _Program(BaseModel):
+    code: str = Field(min_length=1, max_length=3000)
+
+
+PROGRAMS = 3  # programs asked for at most: each told why the one before did not do
+
+
+async def work_out_by_program(
+    model: Model, sandbox: Sandbox, task: str, inputs: dict[str, str], spent: BudgetSpent
+) -> WorkedOut | None:
+    """What the files the task writes must hold, as a program the model writes makes them
+    from a copy of `inputs` in the sandbox: the files it wrote or changed that the task or its
+    inputs name. Asked PROGRAMS times at most, each time told why the one before did not do;
+    None when none did."""
+    files = [f"{name}:\n{text}" for name, text in inputs.items()]
+    failed = ""
+    for _ in range(PROGRAMS):
+        prompt = render(
+            "autonoma.agent", "judge_worked_program.j2", task=task, files=files, failed=failed
+        )
+        answer = await ask(model, prompt, spent, output=_Program, max_tokens=400, temperature=0.0)
+        if isinstance(answer, ModelError):
+            return None
+        code = mend_json_slips(unfenced(answer.data.code))
+        made, failed = await _run_program(sandbox, code, task, inputs)
+        if made:
+            return WorkedOut(files=made[:5])
+    return None
+
+
+def unfenced(code: str) -> str:
+    """The program without a Markdown fence or a first line naming its language: the 1.5B
+    judge began csv_sum's program with a line `python` (a NameError)."""
+    lines = code.strip("\n").split("\n")
+    if lines and lines[0].strip().strip("`").strip().lower() in ("", "python", "py", "python3"):
+        lines = lines[1:]
+    if lines and lines[-1].strip() == "```":
+        lines = lines[:-1]
+    return "\n".join(lines)
+
+
+async def _run_program(
+    sandbox: Sandbox, code: str, task: str, inputs: dict[str, str]
+) -> tuple[list[_File], str]:
+    """The files the program made that the task or its inputs name, or why there are none."""
+    with tempfile.TemporaryDirectory(prefix="autonoma-worked-") as folder:
+        root = Path(folder)
+        await asyncio.to_thread(_write_inputs, root, inputs)
+        try:
+            result = await sandbox.run([sandbox.python, "-I", "-"], workspace=root, stdin=code)
+        except SandboxError as error:
+            return [], f"it could not run: {error}"
+        if not result.ok:
+            why = result.stopped or result.stderr.strip()[-400:] or f"exit {result.exit_code}"
+            return [], f"it failed: {why}"
+        made = await asyncio.to_thread(_written, root, inputs)
+    # an input counts only where the task works in place (the 1.5B judge's program wrote
+    # start.txt's text over clue.txt for "write the code alone to code.txt")
+    in_place = all(n in inputs for n in named_files([task]))
+    named = [
+        f for f in made if _named_by(f.name, task, inputs) and (in_place or f.name not in inputs)
+    ]
+    if named:
+        return named, ""
+    wrote = ", ".join(f.name for f in made) or "no file"
+    return [], f"it wrote {wrote}, not a file the task writes or changes"
+
+
+def _write_inputs(root: Path, inputs: dict[str, str]) -> None:
+    for name, text in inputs.items():
+        target = root / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+
+
+def _written(root: Path, inputs: dict[str, str]) -> list[_File]:
+    """The text files under `root` that are not `inputs` as they were: what a program made."""
+    made = []
+    for path in sorted(p for p in root.rglob("*") if p.is_file() and not p.is_symlink()):
+        name = path.relative_to(root).as_posix()
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if inputs.get(name) != text and len(text) <= FILE_CHARS:
+            made.append(_File(name=name, text=text))
+    return made
+
+
 def compared(
     worked: WorkedOut, check: Check, task: str, workspace: Workspace, inputs: dict[str, str]
 ) -> CheckResult | None:
@@ -116,13 +223,12 @@ def compared(
         except (OSError, WorkspaceError) as error:
             return CheckResult(check, False, f"{name} cannot be read: {error}")
     in_place = all(n in inputs for n in named_files([task]))  # the task writes no new file
-    named = set(named_files([task, *inputs.values()]))
     made = {}
     for file in worked.files:
         name = file.name.strip().removeprefix("./")
         if name in inputs and not _changes(inputs[name], file.text, now[name], in_place):
             continue
-        if name not in inputs and name not in named and not input_files([task], [name]):
+        if not _named_by(name, task, inputs):
             continue  # the judge's own file: folder_index's "apples.md", of notes/ (read)
         made[name] = file.text
     if not made:
@@ -137,6 +243,16 @@ def compared(
         check,
         True,
         f"judged: {', '.join(made)} hold what the task, worked out again from its inputs, gives",
+    )
+
+
+def _named_by(name: str, task: str, inputs: dict[str, str]) -> bool:
+    """Whether a file is an input, or one the task or an input names (also by its name without
+    its suffix): not a file the judge made up."""
+    return (
+        name in inputs
+        or name in named_files([task, *inputs.values()])
+        or bool(input_files([task], [name]))
     )
 
 

@@ -86,7 +86,7 @@ async def accept_with(loop: LoopServices, state: RunState, *, fresh: bool) -> No
         checks = await review_checks(loop, run.id, checks)
     if not checks:
         return
-    judge = Judge(loop.side_model, loop.found_at_start(state), start)
+    judge = Judge(loop.side_model, loop.found_at_start(state), start, loop.sandbox)
     state.acceptance = Acceptance(
         checks, runner, judge, run.goal, state.identity.goals, workspace, guards=guards
     )
