@@ -38,8 +38,19 @@ CHECK = {
     "assert got == expected, f'sorted.txt holds {got}, expected {expected}'",
 }
 RIGHT, WRONG = "Alice\nbob\ncarol\n", "Alice\ncarol\nbob\n"
-# the judge of the whole task works it out again from names.txt (agent/judge_worked.py)
-WORKED = {"files": [{"name": "sorted.txt", "text": RIGHT}]}
+# the judge of the whole task works it out again from names.txt, as a program run in the
+# sandbox on a copy of it (agent/judge_worked.py)
+WORKED = {
+    "code": "names = open('names.txt').read().split()\n"
+    "open('sorted.txt', 'w').write('\\n'.join(sorted(names, key=str.lower)) + '\\n')"
+}
+
+
+def worked_out(text: str) -> dict[str, str]:
+    """The judge's program that writes `text` to sorted.txt."""
+    return {"code": f"open('sorted.txt', 'w').write({text!r})"}
+
+
 # a goal naming no input: judged checks alone stay alone (no task check worked out besides)
 NO_INPUT_GOAL = "Write the names Alice, bob and carol to sorted.txt, sorted ignoring case"
 
@@ -387,7 +398,7 @@ async def test_a_judged_check_is_asked_again_only_about_a_changed_workspace(
             {"passed": False, "why": "sorted.txt does not exist yet"},  # not met before work
             act("write_file", path="sorted.txt", text=RIGHT),
             {"passed": False, "why": "not yet"},
-            {"files": [{"name": "sorted.txt", "text": WRONG}]},  # worked out: the no stands
+            worked_out(WRONG),  # worked out: the no stands
             act("read_file", path="sorted.txt"),  # nothing changed: the judge is not asked
             act("write_file", path="sorted.txt", text=RIGHT),  # the same text: not asked
             act("write_file", path="sorted.txt", text=RIGHT + "\n"),  # changed, still passes
@@ -621,7 +632,7 @@ async def test_a_failing_value_typed_by_hand_is_set_aside_when_the_task_worked_o
             {"checks": [typed]},  # typed again: kept as meant, marked typed
             act("write_file", path="sorted.txt", text=RIGHT),
             act("task_complete", reason="sorted ignoring case"),
-            {"files": [{"name": "sorted.txt", "text": "bob\nAlice\ncarol"}]},  # disagrees
+            worked_out("bob\nAlice\ncarol"),  # disagrees
             act("task_complete", reason="sorted ignoring case, really"),  # not worked out again
         ],
         steps=3,

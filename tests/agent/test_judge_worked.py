@@ -295,12 +295,13 @@ async def test_a_program_that_fails_is_asked_again_with_why_then_typed_text_is_a
     assert "it wrote count_poem.txt, not a file the task writes" in (
         model.requests[1].messages[-1].content
     )
-    # one that prints and writes nothing, one that does not parse
+    # one that prints and writes nothing, one that does not parse, one that leaves it empty
     passed, _, model = await program_judged(
         tmp_path / "c", COUNT, POEM, {"count.txt": "6\n"},
-        [{"code": "print(6)"}, {"code": "def ("}, {"code": "import pandas"}, typed],
+        [{"code": "print(6)"}, {"code": "open('count.txt', 'w')"}, {"code": "def ("}, typed],
     )  # fmt: skip
     assert passed and model.remaining == 0
+    assert "it left count.txt empty" in model.requests[2].messages[-1].content
 
 
 def test_a_file_the_task_names_without_its_suffix_is_an_input(tmp_path: Path) -> None:
@@ -329,3 +330,12 @@ def test_a_fence_or_a_language_line_around_a_program_is_dropped() -> None:
     assert unfenced("python\nimport csv\nprint(1)") == "import csv\nprint(1)"
     assert unfenced("```python\nprint(1)\n```") == "print(1)"
     assert unfenced("print('python')") == "print('python')"
+
+
+def test_a_word_that_is_also_a_files_stem_does_not_make_it_an_input(tmp_path: Path) -> None:
+    first, _ = workspaces(tmp_path, {"names.txt": "bob\n", "notes.md": "x\n"}, {})
+    assert inputs_of("Write the names Alice and bob to sorted.txt", first) is None
+    assert inputs_of("Copy the notes file to out.txt", first) == {"notes.md": "x\n"}
+    assert inputs_of("Read the file named 'names' and sort it to s.txt", first) == {
+        "names.txt": "bob\n"
+    }

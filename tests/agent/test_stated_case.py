@@ -138,9 +138,9 @@ async def test_a_run_is_held_to_the_case_its_task_states(tmp_path: Path) -> None
             *[{"checks": [typed]}] * 3,  # sent back each round: the task judged instead
             act("write_file", path="title.txt", text="Shopping List\n"),
             act("task_complete", reason="title.txt holds the first line"),
-            {"passed": True, "why": "it holds the first line"},  # the judge, fooled
+            # the task worked out by the judge's program, from notes.md ("the file called notes")
+            {"code": "open('title.txt', 'w').write(open('notes.md').readline().upper())"},
             act("write_file", path="title.txt", text="SHOPPING LIST\n"),
-            {"passed": True, "why": "the first line in capitals"},
         ]
     )
     settings = RunSettings(

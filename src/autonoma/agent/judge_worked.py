@@ -77,11 +77,17 @@ def inputs_of(task: str, start: Path | None) -> dict[str, str] | None:
 
 
 def by_stem(task: str, start: Path) -> list[str]:
-    """The top-level files the task names by their name without its suffix ("Read the file
-    called notes": notes.md; with no input found, the yes-or-no judge passed a lowercase
-    title for one "in capital letters")."""
-    there = [p.name for p in start.iterdir() if p.is_file() and not p.name.startswith(".")]
-    return [name for name in input_files([task], there) if name not in named_files([task])]
+    """The top-level files the task names as a file by their name without its suffix ("Read
+    the file called notes": notes.md; with no input found, the yes-or-no judge passed a
+    lowercase title for one "in capital letters"). Only where the words say it is a file
+    ("called", "named", "file"): "Write the names Alice, bob and carol" names no names.txt."""
+    found = []
+    for path in sorted(p for p in start.iterdir() if p.is_file() and not p.name.startswith(".")):
+        stem = re.escape(path.stem)
+        said = rf"(?:\b(?:called|named|file)\s+['\"]?{stem}\b|\b{stem}['\"]?\s+file\b)"
+        if path.name not in named_files([task]) and re.search(said, task, re.IGNORECASE):
+            found.append(path.name)
+    return found
 
 
 def folder_files(task: str, start: Path) -> list[str]:
@@ -179,6 +185,9 @@ async def _run_program(
     named = [
         f for f in made if _named_by(f.name, task, inputs) and (in_place or f.name not in inputs)
     ]
+    empty = [f.name for f in named if not f.text.strip()]
+    if empty:  # reverse_lines: reversed.txt left empty, the lines written to "txt.spets"
+        return [], f"it left {', '.join(empty)} empty"
     if named:
         return named, ""
     wrote = ", ".join(f.name for f in made) or "no file"
