@@ -7,6 +7,10 @@ default sampling. Each prompt is sent twice; the second (its prompt cached) give
 generation figure, the first the prompt figure. llama.cpp's own timings.
 
     python bench/llm_slots.py [--goals a,b] [--slots 1,2] [--via http,model] [--context 8192]
+        [--generation-threads 2,1]
+
+`--generation-threads` compares llama.cpp's threads while generating (prompts are computed
+with all cores whatever it says).
 """
 
 from __future__ import annotations
@@ -55,9 +59,18 @@ async def _timed(
 
 
 async def measure(
-    cases: list[dict[str, Any]], path: Path, slots: int, context: int, via: str
+    cases: list[dict[str, Any]],
+    path: Path,
+    slots: int,
+    context: int,
+    via: str,
+    generation_threads: int | None = None,
 ) -> dict[str, Any]:
-    settings = LLMSettings(local_context=context, local_keep_prompts=False)
+    settings = LLMSettings(
+        local_context=context,
+        local_keep_prompts=False,
+        local_generation_threads=generation_threads,
+    )
     model = EmbeddedModel(path, slots=slots, settings=settings)
     client = await model.start()
     rows = []
@@ -75,7 +88,7 @@ async def measure(
                         "tokens_per_s": timings[1][3],
                     }
                 )
-                print(slots, via, rows[-1], file=sys.stderr)
+                print(slots, via, model.generation_threads, rows[-1], file=sys.stderr)
     finally:
         await model.aclose()
     speeds = [r["tokens_per_s"] for r in rows]
@@ -83,6 +96,7 @@ async def measure(
     return {
         "slots": slots,
         "via": via,
+        "generation_threads": model.generation_threads,
         "context_per_slot": context,
         "tokens_per_s_mean": round(statistics.mean(speeds), 2),
         "prompt_per_s_mean": round(statistics.mean(prompt_speeds), 2),
@@ -98,16 +112,20 @@ async def main() -> None:
     parser.add_argument("--slots", default="1,2")
     parser.add_argument("--via", default="http,model")
     parser.add_argument("--context", type=int, default=LLMSettings().local_context)
+    parser.add_argument("--generation-threads", default="", help="e.g. 2,1; default: all cores")
+    parser.add_argument("--label", default="", help="results go to llm_slots_LABEL.json")
     args = parser.parse_args()
     path = ModelStore().ensure("qwen2.5-coder-1.5b")
     with tempfile.TemporaryDirectory() as tmp:
         cases = prompts(args.goals.split(","), Path(tmp))
+    threads = [int(t) for t in args.generation_threads.split(",") if t] or [None]
     results = [
-        await measure(cases, path, int(slots), args.context, via)
+        await measure(cases, path, int(slots), args.context, via, generation)
         for via in args.via.split(",")
         for slots in args.slots.split(",")
+        for generation in threads
     ]
-    write_result("llm_slots", {"configs": results})
+    write_result(f"llm_slots_{args.label}" if args.label else "llm_slots", {"configs": results})
 
 
 if __name__ == "__main__":

@@ -62,6 +62,7 @@ class EmbeddedModel(Model):
         self.slots = slots or settings.local_slots
         self.context = context or settings.local_context
         self.threads = threads or settings.local_threads or os.cpu_count() or 1
+        self.generation_threads = settings.local_generation_threads or self.threads
         self._server: Any = None
         self._client: OpenAICompatModel | None = None
         self._slots = SlotMap(self.slots)
@@ -109,7 +110,7 @@ class EmbeddedModel(Model):
         # The context is shared by the slots, so each slot gets `context` tokens.
         params.n_ctx = self.context * self.slots
         params.n_parallel = self.slots
-        params.cpuparams.n_threads = self.threads
+        params.cpuparams.n_threads = self.generation_threads
         params.cpuparams_batch.n_threads = self.threads
         params.cache_prompt = True
         params.verbosity = -1  # llama.cpp logs every slot event to stderr otherwise

@@ -74,6 +74,9 @@ class LLMSettings(BaseModel):
         "for a 1,200-token prompt of the 1.5B model)",
     )
     local_threads: int | None = Field(None, ge=1, description="CPU threads; default: all cores")
+    local_generation_threads: int | None = Field(
+        None, ge=1, description="CPU threads while generating; default: local_threads"
+    )
     local_sampling: dict[str, float] = Field(
         default_factory=lambda: {"dry_multiplier": 0.8, "repeat_penalty": 1.1},
         description="llama.cpp sampler settings; the defaults stop small models looping "
