@@ -47,6 +47,7 @@ from autonoma.agent.check_types import Check, CheckKind, CheckResult
 from autonoma.agent.completion import deliverables, input_files, named_files
 from autonoma.agent.found import file_heads
 from autonoma.agent.judge import Judge
+from autonoma.agent.judge_worked import write_texts
 from autonoma.agent.pysource import mend_json_slips, read_bare_files
 from autonoma.agent.stated_case import (
     against_case,
@@ -321,10 +322,7 @@ def _probe_copy(workspace: Workspace, root: Path, files: dict[str, str]) -> None
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
         copied, total = copied + 1, total + len(data)
-    for name, text in files.items():
-        target = root / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
+    write_texts(root, files)
 
 
 # a check about line endings themselves is run as written (check_harness.py)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import re
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -81,11 +82,11 @@ def by_stem(task: str, start: Path) -> list[str]:
     the file called notes": notes.md; with no input found, the yes-or-no judge passed a
     lowercase title for one "in capital letters"). Only where the words say it is a file
     ("called", "named", "file"): "Write the names Alice, bob and carol" names no names.txt."""
-    found = []
+    found, named = [], set(named_files([task]))
     for path in sorted(p for p in start.iterdir() if p.is_file() and not p.name.startswith(".")):
         stem = re.escape(path.stem)
         said = rf"(?:\b(?:called|named|file)\s+['\"]?{stem}\b|\b{stem}['\"]?\s+file\b)"
-        if path.name not in named_files([task]) and re.search(said, task, re.IGNORECASE):
+        if path.name not in named and re.search(said, task, re.IGNORECASE):
             found.append(path.name)
     return found
 
@@ -170,7 +171,7 @@ async def _run_program(
     """The files the program made that the task or its inputs name, or why there are none."""
     with tempfile.TemporaryDirectory(prefix="autonoma-worked-") as folder:
         root = Path(folder)
-        await asyncio.to_thread(_write_inputs, root, inputs)
+        await asyncio.to_thread(write_texts, root, inputs)
         try:
             result = await sandbox.run([sandbox.python, "-I", "-"], workspace=root, stdin=code)
         except SandboxError as error:
@@ -181,10 +182,8 @@ async def _run_program(
         made = await asyncio.to_thread(_written, root, inputs)
     # an input counts only where the task works in place (the 1.5B judge's program wrote
     # start.txt's text over clue.txt for "write the code alone to code.txt")
-    in_place = all(n in inputs for n in named_files([task]))
-    named = [
-        f for f in made if _named_by(f.name, task, inputs) and (in_place or f.name not in inputs)
-    ]
+    in_place, known = _in_place(task, inputs), _known(task, inputs)
+    named = [f for f in made if known(f.name) and (in_place or f.name not in inputs)]
     empty = [f.name for f in named if not f.text.strip()]
     if empty:  # reverse_lines: reversed.txt left empty, the lines written to "txt.spets"
         return [], f"it left {', '.join(empty)} empty"
@@ -194,8 +193,9 @@ async def _run_program(
     return [], f"it wrote {wrote}, not a file the task writes or changes"
 
 
-def _write_inputs(root: Path, inputs: dict[str, str]) -> None:
-    for name, text in inputs.items():
+def write_texts(root: Path, files: dict[str, str]) -> None:
+    """Each text written under `root` at its relative path, folders made as needed."""
+    for name, text in files.items():
         target = root / name
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")
@@ -231,13 +231,13 @@ def compared(
             now[name] = None
         except (OSError, WorkspaceError) as error:
             return CheckResult(check, False, f"{name} cannot be read: {error}")
-    in_place = all(n in inputs for n in named_files([task]))  # the task writes no new file
+    in_place, known = _in_place(task, inputs), _known(task, inputs)
     made = {}
     for file in worked.files:
         name = file.name.strip().removeprefix("./")
         if name in inputs and not _changes(inputs[name], file.text, now[name], in_place):
             continue
-        if not _named_by(name, task, inputs):
+        if not known(name):
             continue  # the judge's own file: folder_index's "apples.md", of notes/ (read)
         made[name] = file.text
     if not made:
@@ -255,14 +255,16 @@ def compared(
     )
 
 
-def _named_by(name: str, task: str, inputs: dict[str, str]) -> bool:
+def _in_place(task: str, inputs: dict[str, str]) -> bool:
+    """Whether the task writes no new file: every file it names is an input."""
+    return all(n in inputs for n in named_files([task]))
+
+
+def _known(task: str, inputs: dict[str, str]) -> Callable[[str], bool]:
     """Whether a file is an input, or one the task or an input names (also by its name without
     its suffix): not a file the judge made up."""
-    return (
-        name in inputs
-        or name in named_files([task, *inputs.values()])
-        or bool(input_files([task], [name]))
-    )
+    names = {*inputs, *named_files([task, *inputs.values()])}
+    return lambda name: name in names or bool(input_files([task], [name]))
 
 
 def _changes(before_text: str, worked: str, now: str | None, in_place: bool) -> bool:
