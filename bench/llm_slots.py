@@ -104,6 +104,17 @@ async def measure(
     }
 
 
+def _counts(text: str) -> list[int]:
+    """'2,1' as [2, 1]; an argparse error for anything else."""
+    try:
+        counts = [int(t) for t in text.split(",") if t.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a list of thread counts: {text!r}") from None
+    if any(c < 1 for c in counts):
+        raise argparse.ArgumentTypeError(f"thread counts are 1 or more: {text!r}")
+    return counts
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
@@ -112,13 +123,15 @@ async def main() -> None:
     parser.add_argument("--slots", default="1,2")
     parser.add_argument("--via", default="http,model")
     parser.add_argument("--context", type=int, default=LLMSettings().local_context)
-    parser.add_argument("--generation-threads", default="", help="e.g. 2,1; default: all cores")
+    parser.add_argument(
+        "--generation-threads", type=_counts, default=[], help="e.g. 2,1; default: all cores"
+    )
     parser.add_argument("--label", default="", help="results go to llm_slots_LABEL.json")
     args = parser.parse_args()
     path = ModelStore().ensure("qwen2.5-coder-1.5b")
     with tempfile.TemporaryDirectory() as tmp:
         cases = prompts(args.goals.split(","), Path(tmp))
-    threads = [int(t) for t in args.generation_threads.split(",") if t] or [None]
+    threads: list[int | None] = [*args.generation_threads] or [None]
     results = [
         await measure(cases, path, int(slots), args.context, via, generation)
         for via in args.via.split(",")
