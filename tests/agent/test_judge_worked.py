@@ -107,13 +107,54 @@ async def test_without_inputs_or_files_to_compare_the_judge_answers_yes_or_no(
         [{"why": "a haiku about autumn", "passed": True}],
     )  # fmt: skip
     assert passed and said == "judged: a haiku about autumn" and len(model.requests) == 1
-    # the model works out only the input, unchanged: nothing to compare, so judged as before
-    passed, _, model = await judged(
-        tmp_path / "b", PEOPLE, {"people.txt": "Ana is 31\n"}, {"people.csv": "name,age\n"},
-        [{"files": [{"name": "people.txt", "text": "Ana is 31"}]},
-         {"why": "only the header", "passed": False}],
+
+
+TWO_HOPS = "start.txt says where the access code is. Write the code alone to code.txt."
+HOPS = {
+    "start.txt": "The access code is written in clue.txt.\n",
+    "clue.txt": "Not here either: see vault/secret.txt.\n",
+    "vault/secret.txt": "8142\n",
+}
+
+
+async def test_a_task_with_inputs_worked_out_to_nothing_is_not_passed_on_a_yes(
+    tmp_path: Path,
+) -> None:
+    # two_hops ended `completed` on clue.txt's pointer: the working out gave nothing to compare
+    # (it rewrote the inputs), and the yes-or-no judge said yes
+    first, ws = workspaces(tmp_path, HOPS, {"code.txt": "Not here either: see vault/secret.txt.\n"})
+    inputs_only = {"files": [{"name": "clue.txt", "text": "8142"}]}
+    yes = {"why": "code.txt holds the code", "passed": True}
+    model = ScriptedModel([inputs_only, yes])
+    judge = Judge(model, start=first)
+    result = await judge.judge(
+        task_check(TWO_HOPS), TWO_HOPS, [TWO_HOPS], Workspace(ws), BudgetSpent()
+    )
+    assert not result.passed and model.remaining == 1  # the yes was never asked for
+    assert result.output.startswith("judged: not confirmed")
+    assert "(start.txt, clue.txt, vault/secret.txt)" in result.output
+    assert "that code.txt follows from them all" in result.output
+    # asked again at the next claim, the same inputs are not worked out again
+    (ws / "code.txt").write_text("8142\n")
+    again = await judge.judge(
+        task_check(TWO_HOPS), TWO_HOPS, [TWO_HOPS], Workspace(ws), BudgetSpent()
+    )
+    assert not again.passed and model.remaining == 1 and len(model.requests) == 1
+    assert judge.worked_files() == {"clue.txt": "8142"}  # what it gave, for reading over
+
+
+async def test_a_model_answer_unusable_for_working_out_is_not_confirmation(
+    tmp_path: Path,
+) -> None:
+    passed, said, model = await judged(
+        tmp_path, PEOPLE, {"people.txt": "Ana is 31\n"}, {"people.csv": "name,age\nAna,31\n"},
+        ["not json at all"] * 5 + [{"why": "fine", "passed": True}],
     )  # fmt: skip
-    assert not passed and model.remaining == 0
+    assert not passed and "not confirmed" in said and "people.csv follows" in said
+    # every call asked for the task worked out; none for a yes or no
+    assert model.requests and all(
+        "Do the task yourself" in r.messages[0].content for r in model.requests
+    )
 
 
 async def test_a_check_of_the_writers_is_judged_yes_or_no(tmp_path: Path) -> None:

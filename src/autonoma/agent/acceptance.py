@@ -125,7 +125,7 @@ class Acceptance:
         result = CheckResult(
             passed.check,
             False,
-            f"its value was typed by hand, and {worked.output.removeprefix('judged: ')}",
+            f"its value was typed by hand, and {worked.output.removeprefix(JUDGED)}",
         )
         self.disputed[key] = result
         return result

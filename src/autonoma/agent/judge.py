@@ -14,9 +14,11 @@ from pydantic import BaseModel, Field
 from autonoma.agent.check_types import Check, CheckResult, task_check
 from autonoma.agent.completion import deliverables, named_files
 from autonoma.agent.judge_worked import (
+    JUDGED,
     WorkedOut,
     compared,
     inputs_of,
+    unconfirmed,
     work_out,
     work_out_by_program,
 )
@@ -30,7 +32,6 @@ from autonoma.tools.files import text_size
 from autonoma.tools.sandbox import Sandbox
 
 JUDGED_BYTES = 200_000  # of a named file shown to the judge (its start, and its size)
-JUDGED = "judged: "  # how the judge's own yes or no begins
 
 
 class _Judgement(BaseModel):
@@ -59,7 +60,7 @@ class Judge:
         self.sandbox = sandbox
         # the task worked out, by task and inputs: asked again at every claim, the model
         # answered the same at temperature 0 for 7 s a claim (count_words, code_full_1129)
-        self._worked: dict[tuple[str, tuple[tuple[str, str], ...]], WorkedOut] = {}
+        self._worked: dict[tuple[str, tuple[tuple[str, str], ...]], WorkedOut | None] = {}
 
     async def judge(
         self,
@@ -80,6 +81,9 @@ class Judge:
             worked = await self.worked_out(task, workspace, spent)
             if worked is not None:
                 return worked
+            inputs = await asyncio.to_thread(inputs_of, task, self.start)
+            if inputs:
+                return CheckResult(check, False, unconfirmed(task, inputs))
         prompt = render(
             "autonoma.agent",
             "judge_check.j2",
@@ -100,7 +104,7 @@ class Judge:
 
     def worked_files(self) -> dict[str, str]:
         """The files' texts worked out so far, by name (for reading a judgement over)."""
-        return {f.name: f.text for worked in self._worked.values() for f in worked.files}
+        return {f.name: f.text for worked in self._worked.values() if worked for f in worked.files}
 
     async def worked_out(
         self, task: str, workspace: Workspace, spent: BudgetSpent
@@ -117,10 +121,13 @@ class Judge:
                 worked = await work_out_by_program(self.model, self.sandbox, task, inputs, spent)
             if worked is None:
                 worked = await work_out(self.model, task, inputs, spent)
-            if worked is None:
-                return None
+            # nothing worked out is kept too: from the same inputs at temperature 0 the model
+            # gives the same nothing, for three programs and a typed answer at every claim
             self._worked[key] = worked
-        return compared(self._worked[key], task_check(task), task, workspace, inputs)
+        worked = self._worked[key]
+        if worked is None:
+            return None
+        return compared(worked, task_check(task), task, workspace, inputs)
 
 
 def _contents(

@@ -8,7 +8,8 @@ the first of three chained words, a count it never counted. A task whose files g
 answer (it names input files the run found) has one right content for the files it writes, so
 the judge is asked for that content instead, and a wrong guess of it ends the run unfinished,
 not completed on wrong work. The worked-out text is not shown to the agent: copied, the judge's
-mistake would be the run's. A task with no input (a haiku) is judged as before.
+mistake would be the run's. A task with no input (a haiku) is judged as before; one with inputs
+whose working out gives nothing to compare is not passed on a yes (`unconfirmed`).
 
 Where a sandbox is at hand the model works the task out as a program, run on a copy of the
 inputs, and what the program writes is the worked-out content (`work_out_by_program`): typing
@@ -38,6 +39,7 @@ from autonoma.templating import render
 from autonoma.tools import Workspace, WorkspaceError
 from autonoma.tools.sandbox import Sandbox, SandboxError
 
+JUDGED = "judged: "  # how a judgement of the model's begins (the judge's, or its worked out)
 INPUT_CHARS = 6000  # of the inputs together: past that, the task is judged as before
 FILE_CHARS = 3000
 HOPS = 4  # files named by files the task names, and so on
@@ -251,7 +253,23 @@ def compared(
     return CheckResult(
         check,
         True,
-        f"judged: {', '.join(made)} hold what the task, worked out again from its inputs, gives",
+        f"{JUDGED}{', '.join(made)} hold what the task, worked out again from its inputs, gives",
+    )
+
+
+def unconfirmed(task: str, inputs: dict[str, str]) -> str:
+    """Why a task with inputs is not passed when working it out again gave nothing to compare:
+    its files give one right answer, and a yes or no is no evidence of it (two_hops ended
+    `completed` on clue.txt's pointer, not the code it points to, the programs and the typed
+    answer having given nothing and the yes-or-no judge a yes). The inputs are named, every one,
+    for the agent to read again."""
+    writes = [n for n in named_files([task]) if n not in inputs]
+    made = f"{', '.join(writes)} follows" if writes else "the work follows"
+    return (
+        f"{JUDGED}not confirmed: the task could not be worked out again from its inputs "
+        f"({', '.join(inputs)}), and a result that follows from files is passed only when it "
+        f"agrees with them worked out. Read every one of them again and check that {made} "
+        "from them all, exactly as asked"
     )
 
 
@@ -307,7 +325,7 @@ def _differs(name: str, got: str, expected: str) -> str:
     )
     where = f"from its line {first} on" if first else "in how many lines it has"
     return (
-        f"judged: {name} is not what the task, worked out again from its inputs, gives: it "
+        f"{JUDGED}{name} is not what the task, worked out again from its inputs, gives: it "
         f"differs {where} ({len(have)} line{'s' if len(have) != 1 else ''} now). Do the task "
         "again from the inputs, exactly as asked"
     )
