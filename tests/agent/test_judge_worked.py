@@ -58,6 +58,8 @@ async def test_the_header_alone_fails_without_the_worked_out_text_given_away(
     assert "in how many lines it has (1 line now)" in said and "Ana,31" not in said
     prompt = model.requests[0].messages[-1].content
     assert "people.txt:\nAna is 31\nBen is 27" in prompt  # the inputs as they were
+    # and the file it writes, which two_hops' programs wrote over an input for want of it
+    assert "The task writes people.csv, which is not among the files above." in prompt
 
 
 async def test_the_same_text_reached_apart_passes_whatever_the_line_ends(tmp_path: Path) -> None:
@@ -296,6 +298,7 @@ async def test_with_a_sandbox_the_task_is_worked_out_by_a_program_on_a_copy_of_i
     )
     prompt = model.requests[0].messages[-1].content
     assert "poem.txt:\na\nb" in prompt and "Python program" in prompt
+    assert "The task writes count.txt, which is not among the files above." in prompt
     passed, said, _ = await program_judged(
         tmp_path / "b", COUNT, POEM, {"count.txt": "5\n"}, [COUNTING]
     )

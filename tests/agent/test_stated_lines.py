@@ -13,7 +13,7 @@ from autonoma.agent.checks import CheckRunner
 from autonoma.agent.identity import AgentIdentity
 from autonoma.agent.session import create_run, run_agent
 from autonoma.agent.settings import RunSettings
-from autonoma.agent.stated_lines import line_checks, stated_line_count
+from autonoma.agent.stated_lines import line_checks, listed_lines, stated_line_count
 from autonoma.llm import ScriptedModel
 from autonoma.runtime.budget import BudgetLimits
 from autonoma.runtime.store import EventRecord, RunStore
@@ -121,3 +121,48 @@ async def test_a_four_line_haiku_the_judge_passes_is_refused(tmp_path: Path) -> 
         steps[1].observation or ""
     )
     assert len(steps) == 3 and steps[2].ok
+
+
+COLORS = "Write exactly 3 lines to colors.txt: red, green and blue, one per line."
+
+
+@pytest.mark.parametrize(
+    ("sentence", "listed"),
+    [
+        (COLORS, ["red", "green", "blue"]),
+        ("Write three lines to todo.txt: buy milk, call mom, and pay rent.",
+         ["buy milk", "call mom", "pay rent"]),
+        ('Write "red", "green" and "blue" to c.txt, one per line.', ["red", "green", "blue"]),
+        ("Write 'eggs', 'milk' to shop.txt, each on its own line.", ["eggs", "milk"]),
+        # what the lines are about, not the lines: no list
+        ("Write 2 lines to out.txt: the first and last names.", None),
+        ("Write exactly 3 lines to c.txt: your three favourite colours.", None),
+        ("Write to out.txt: names and ages, one per line.", None),  # no count, unquoted
+        ("Write 2 lines to out.txt: red, green and blue.", None),  # as many as it counts, or none
+        ('Write "a" and "b" to out.txt.', None),  # quoted, but no line said
+        ("It's in there: write 'a' and 'b' to out.txt, one per line.", None),  # an apostrophe
+    ],
+)  # fmt: skip
+def test_the_lines_a_task_lists_are_read_in_order(sentence: str, listed: list[str] | None) -> None:
+    target = next(n for n in ("colors.txt", "todo.txt", "c.txt", "shop.txt", "out.txt")
+                  if n in sentence)  # fmt: skip
+    assert listed_lines(sentence, target, stated_line_count(sentence)) == listed
+
+
+@needs_bwrap
+async def test_three_lines_that_are_not_the_listed_ones_fail(tmp_path: Path) -> None:
+    # the judge benchmark: the 1.5B judge passed 1, 4 and 9 as red, green and blue, and the
+    # count check passes any three lines
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "start").mkdir()
+    runner = CheckRunner(
+        BubblewrapSandbox(SandboxSettings()), Workspace(tmp_path / "ws"), tmp_path / "start"
+    )
+    (check,) = line_checks(COLORS, set())
+    assert check.what == "colors.txt holds the lines the task lists, one a line: red, green, blue"
+    for wrong in ("1\n4\n9\n", "blue\ngreen\nred\n", "red\ngreen\n"):
+        (tmp_path / "ws" / "colors.txt").write_text(wrong)
+        result = await runner.run(check)
+        assert not result.passed and "the task lists ['red', 'green', 'blue']" in result.output
+    (tmp_path / "ws" / "colors.txt").write_text("red\n\ngreen  \nblue")
+    assert (await runner.run(check)).passed

@@ -121,6 +121,7 @@ async def work_out(
         "judge_worked.j2",
         task=task,
         files=[f"{name}:\n{text}" for name, text in inputs.items()],
+        writes=writes(task, inputs),
     )
     answer = await ask(model, prompt, spent, output=WorkedOut, max_tokens=700, temperature=0.0)
     return None if isinstance(answer, ModelError) else answer.data
@@ -144,7 +145,12 @@ async def work_out_by_program(
     failed = ""
     for _ in range(PROGRAMS):
         prompt = render(
-            "autonoma.agent", "judge_worked_program.j2", task=task, files=files, failed=failed
+            "autonoma.agent",
+            "judge_worked_program.j2",
+            task=task,
+            files=files,
+            writes=writes(task, inputs),
+            failed=failed,
         )
         answer = await ask(model, prompt, spent, output=_Program, max_tokens=400, temperature=0.0)
         if isinstance(answer, ModelError):
@@ -257,14 +263,20 @@ def compared(
     )
 
 
+def writes(task: str, inputs: dict[str, str]) -> list[str]:
+    """The files the task names that are not among its inputs: those it writes (two_hops'
+    programs wrote start.txt's pointer over clue.txt, told only which file not to write)."""
+    return [n for n in named_files([task]) if n not in inputs]
+
+
 def unconfirmed(task: str, inputs: dict[str, str]) -> str:
     """Why a task with inputs is not passed when working it out again gave nothing to compare:
     its files give one right answer, and a yes or no is no evidence of it (two_hops ended
     `completed` on clue.txt's pointer, not the code it points to, the programs and the typed
     answer having given nothing and the yes-or-no judge a yes). The inputs are named, every one,
     for the agent to read again."""
-    writes = [n for n in named_files([task]) if n not in inputs]
-    made = f"{', '.join(writes)} follows" if writes else "the work follows"
+    new = writes(task, inputs)
+    made = f"{', '.join(new)} follows" if new else "the work follows"
     return (
         f"{JUDGED}not confirmed: the task could not be worked out again from its inputs "
         f"({', '.join(inputs)}), and a result that follows from files is passed only when it "

@@ -42,20 +42,82 @@ def stated_line_count(sentence: str) -> int | None:
 
 def line_checks(task: str, there: Container[str]) -> list[Check]:
     """A code check for each sentence of the task that states how many lines the one new file
-    it names holds; `there`: the workspace's files at the start, whose counts a sentence may
-    state as they are ("poem.txt has 4 lines. Add a fifth")."""
+    it names holds, or which lines (`listed_lines`); `there`: the workspace's files at the
+    start, whose counts a sentence may state as they are ("poem.txt has 4 lines. Add a
+    fifth")."""
     checks: dict[str, Check] = {}
     for sentence in sentences(task):
         count = stated_line_count(sentence)
-        if not count:
-            continue
         named = named_files([sentence])
         targets = [n for n in named if n not in there and PurePosixPath(n).suffix in TEXT_SUFFIXES]
         if len(targets) != 1:
             continue
         (target,) = targets
-        checks.setdefault(target, _check(target, count))
+        listed = listed_lines(sentence, target, count)
+        if listed:
+            checks.setdefault(target, _listed_check(target, listed))
+        elif count:
+            checks.setdefault(target, _check(target, count))
     return list(checks.values())
+
+
+_ONE_A_LINE = re.compile(
+    r",?\s*\b(?:one|each)\s+(?:per|a|to\s+a|on\s+(?:its\s+own|a\s+separate|a))\s+line\b",
+    re.IGNORECASE,
+)
+_QUOTED = re.compile(r"""(["'])([^"'\n]{1,80})\1""")
+_QUOTED_LIST = re.compile(r"""^(?:(["'])[^"'\n]{1,80}\1\s*(?:,\s*(?:and\s+)?|\band\s+|$))+$""")
+# a list's items are the lines themselves, not a description of them: "the first and last
+# names" or "your three favourite colours" is no list of lines
+_DESCRIBED = re.compile(
+    r"^(?:the|a|an|each|every|all|your|their|its|his|her|my|our|some|any|no|one|other)\b",
+    re.IGNORECASE,
+)
+
+
+def listed_lines(sentence: str, target: str, count: int | None) -> list[str] | None:
+    """The lines a sentence lists for its one new file, in order, or None: quoted items with
+    one a line said ("Write 'red', 'green' and 'blue' to colors.txt, one per line") or as
+    many as the lines it counts; unquoted ones after the file's name and a colon, as many as
+    it counts ("Write exactly 3 lines to colors.txt: red, green and blue, one per line": the
+    1.5B judge passed 1, 4 and 9 for them, three lines as the count check asks)."""
+    one_a_line = bool(_ONE_A_LINE.search(sentence))
+    bare = _ONE_A_LINE.sub("", sentence).strip().rstrip(".!")
+    quoted = [m.group(2).strip() for m in _QUOTED.finditer(bare)]
+    if len(quoted) >= 2 and (one_a_line or count == len(quoted)):
+        spans = [m.span() for m in _QUOTED.finditer(bare)]
+        run = bare[spans[0][0] : spans[-1][1]]
+        if _QUOTED_LIST.match(run) and all(quoted):
+            return quoted if count in (None, len(quoted)) else None
+    after = re.search(rf"(?<![\w./-]){re.escape(target)}\s*:\s*(.+)$", bare)
+    if after is None or count is None:
+        return None
+    items = [
+        i.strip().strip("\"'").strip() for i in re.split(r",\s*(?:and\s+)?|\s+and\s+", after[1])
+    ]
+    if len(items) != count or count < 2:
+        return None
+    if any(
+        not item or len(item.split()) > 4 or named_files([item]) or _DESCRIBED.match(item)
+        for item in items
+    ):
+        return None
+    return items
+
+
+def _listed_check(file: str, items: list[str]) -> Check:
+    label = file.replace("{", "{{").replace("}", "}}")
+    code = "\n".join(
+        [
+            f"text = open({file!r}, encoding='utf-8').read()",
+            "lines = [line.strip() for line in text.splitlines() if line.strip()]",
+            f"listed = {items!r}",
+            f"assert lines == listed, f'{label} holds the lines {{lines!r}}; the task lists "
+            "{listed!r}, one a line, in that order'",
+        ]
+    )
+    what = f"{file} holds the lines the task lists, one a line: {', '.join(items)}"
+    return Check(goal=0, what=what[:200], code=code)
 
 
 def _check(file: str, count: int) -> Check:
