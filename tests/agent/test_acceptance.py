@@ -51,6 +51,14 @@ def worked_out(text: str) -> dict[str, str]:
     return {"code": f"open('sorted.txt', 'w').write({text!r})"}
 
 
+def typed_out(text: str) -> dict[str, Any]:
+    """The judge's typed answer, asked when its program's disagrees with the work."""
+    return {"files": [{"name": "sorted.txt", "text": text}]}
+
+
+TYPED = typed_out(RIGHT)
+
+
 # a goal naming no input: judged checks alone stay alone (no task check worked out besides)
 NO_INPUT_GOAL = "Write the names Alice, bob and carol to sorted.txt, sorted ignoring case"
 
@@ -205,6 +213,7 @@ async def test_a_judged_check_is_judged_at_the_claim(tmp_path: Path) -> None:
             act("task_complete", reason="sorted"),
             {"passed": False, "why": "the names were put in capitals"},
             WORKED,  # the no contested: the task worked out again disagrees with the work
+            TYPED,  # and so does the typed answer
             act("write_file", path="sorted.txt", text=RIGHT),  # the code check passes:
             {"passed": True, "why": "the spelling is kept"},  # the judge is asked at once
         ],
@@ -287,6 +296,7 @@ async def test_without_usable_checks_the_task_itself_is_judged(tmp_path: Path) -
             act("write_file", path="sorted.txt", text=WRONG),
             act("task_complete", reason="written"),
             WORKED,
+            TYPED,  # both disagree with the work
             act("write_file", path="sorted.txt", text=RIGHT),
             act("task_complete", reason="sorted ignoring case"),  # worked out once, kept
         ],
@@ -399,6 +409,7 @@ async def test_a_judged_check_is_asked_again_only_about_a_changed_workspace(
             act("write_file", path="sorted.txt", text=RIGHT),
             {"passed": False, "why": "not yet"},
             worked_out(WRONG),  # worked out: the no stands
+            typed_out(WRONG),
             act("read_file", path="sorted.txt"),  # nothing changed: the judge is not asked
             act("write_file", path="sorted.txt", text=RIGHT),  # the same text: not asked
             act("write_file", path="sorted.txt", text=RIGHT + "\n"),  # changed, still passes
@@ -597,6 +608,7 @@ async def test_judged_criteria_alone_of_a_task_with_inputs_get_the_task_worked_o
             act("task_complete", reason="sorted"),
             {"passed": True, "why": "Alice comes first"},  # the writer's criterion, fooled
             WORKED,  # the task, worked out again from names.txt
+            TYPED,
             act("write_file", path="sorted.txt", text=RIGHT),
             act("task_complete", reason="sorted"),
             {"passed": True, "why": "Alice comes first"},  # the task is not worked out again
@@ -633,6 +645,7 @@ async def test_a_failing_value_typed_by_hand_is_set_aside_when_the_task_worked_o
             act("write_file", path="sorted.txt", text=RIGHT),
             act("task_complete", reason="sorted ignoring case"),
             worked_out("bob\nAlice\ncarol"),  # disagrees
+            typed_out("bob\nAlice\ncarol"),  # typed, too
             act("task_complete", reason="sorted ignoring case, really"),  # not worked out again
         ],
         steps=3,
@@ -695,7 +708,7 @@ async def test_a_criterion_the_judge_fails_is_set_aside_when_the_task_worked_out
         tmp_path / "wrong",
         [{"checks": [judged]}, {"passed": False, "why": "sorted.txt does not exist yet"},
          act("write_file", path="sorted.txt", text=WRONG),
-         act("task_complete", reason="sorted"), fooled, WORKED],
+         act("task_complete", reason="sorted"), fooled, WORKED, TYPED],
         steps=2,
     )  # fmt: skip
     assert status == "budget_exhausted" and model.remaining == 0
@@ -720,6 +733,7 @@ async def test_a_passing_value_typed_by_hand_is_held_failing_when_the_task_worke
             act("write_file", path="sorted.txt", text="bob\n"),  # fails: expected value shown
             act("write_file", path="sorted.txt", text=WRONG),  # what the typed check wants
             WORKED,  # every check passes after the step: the task worked out disagrees
+            TYPED,  # typed, too
             act("task_complete", reason="sorted"),  # refused: not worked out again
             act("write_file", path="sorted.txt", text=RIGHT),  # the typed check fails ...
             act("task_complete", reason="sorted, really"),  # ... and is set aside
@@ -733,7 +747,7 @@ async def test_a_passing_value_typed_by_hand_is_held_failing_when_the_task_worke
     assert said in (steps[2].observation or "")
     assert RIGHT not in (steps[2].observation or "")  # the worked-out text is never shown
     # between steps the dispute stands: the request after the second write says it fails
-    assert "Acceptance checks now: 1 of 1 fail" in model.requests[5].messages[1].content
+    assert "Acceptance checks now: 1 of 1 fail" in model.requests[6].messages[1].content
     # a typed value met without its failure shown is two answers reached apart: it stands
     _, status, _, _, model = await start(
         tmp_path / "met",

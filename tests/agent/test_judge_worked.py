@@ -9,7 +9,7 @@ from pathlib import Path
 
 from autonoma.agent.check_types import task_check
 from autonoma.agent.judge import Judge
-from autonoma.agent.judge_worked import PROGRAMS, inputs_of, unfenced
+from autonoma.agent.judge_worked import AGAIN_TEMPERATURE, PROGRAMS, inputs_of, unfenced
 from autonoma.llm import ScriptedModel
 from autonoma.runtime.budget import BudgetSpent
 from autonoma.tools import Workspace
@@ -142,7 +142,7 @@ async def test_a_task_with_inputs_worked_out_to_nothing_is_not_passed_on_a_yes(
         task_check(TWO_HOPS), TWO_HOPS, [TWO_HOPS], Workspace(ws), BudgetSpent()
     )
     assert not again.passed and model.remaining == 1 and len(model.requests) == 1
-    assert judge.worked_files() == {"clue.txt": "8142"}  # what it gave, for reading over
+    assert judge.worked_files() == [{"clue.txt": "8142"}]  # what it gave, for reading over
 
 
 async def test_a_model_answer_unusable_for_working_out_is_not_confirmation(
@@ -284,6 +284,7 @@ POEM = {"poem.txt": "a\nb\nc\nd\ne\nf\n"}
 COUNTING = {
     "code": "n = len(open('poem.txt').read().splitlines())\nopen('count.txt', 'w').write(str(n))"
 }
+SIX = {"files": [{"name": "count.txt", "text": "6"}]}  # typed, asked when the program disagrees
 
 
 async def test_with_a_sandbox_the_task_is_worked_out_by_a_program_on_a_copy_of_its_inputs(
@@ -299,10 +300,11 @@ async def test_with_a_sandbox_the_task_is_worked_out_by_a_program_on_a_copy_of_i
     prompt = model.requests[0].messages[-1].content
     assert "poem.txt:\na\nb" in prompt and "Python program" in prompt
     assert "The task writes count.txt, which is not among the files above." in prompt
-    passed, said, _ = await program_judged(
-        tmp_path / "b", COUNT, POEM, {"count.txt": "5\n"}, [COUNTING]
+    passed, said, model = await program_judged(
+        tmp_path / "b", COUNT, POEM, {"count.txt": "5\n"}, [COUNTING, SIX]
     )
     assert not passed and "count.txt is not what the task" in said and "6" not in said
+    assert model.remaining == 0 and "Python program" not in model.requests[1].messages[0].content
 
 
 async def test_a_program_that_reaches_outside_its_copy_changes_nothing_there(
@@ -320,7 +322,7 @@ async def test_a_program_that_reaches_outside_its_copy_changes_nothing_there(
 async def test_a_program_that_fails_is_asked_again_with_why_then_typed_text_is_asked(
     tmp_path: Path,
 ) -> None:
-    typed = {"files": [{"name": "count.txt", "text": "6"}]}
+    typed = SIX
     made_up = {"code": "open('count_poem.txt', 'w').write('6')"}  # a file the task does not name
     failing = [{"code": "open('nothere.txt').read()"}, made_up, {"code": "import pandas"}]
     assert len(failing) == PROGRAMS
@@ -333,7 +335,7 @@ async def test_a_program_that_fails_is_asked_again_with_why_then_typed_text_is_a
     assert "Python program" not in model.requests[PROGRAMS].messages[-1].content
     # a program's file the task does not name is set aside; the second program is kept
     passed, said, model = await program_judged(
-        tmp_path / "b", COUNT, POEM, {"count.txt": "5\n"}, [made_up, COUNTING]
+        tmp_path / "b", COUNT, POEM, {"count.txt": "5\n"}, [made_up, COUNTING, SIX]
     )
     assert not passed and "count.txt is not what the task" in said and model.remaining == 0
     assert "it wrote count_poem.txt, not a file the task writes" in (
@@ -383,3 +385,39 @@ def test_a_word_that_is_also_a_files_stem_does_not_make_it_an_input(tmp_path: Pa
     assert inputs_of("Read the file named 'names' and sort it to s.txt", first) == {
         "names.txt": "bob\n"
     }
+
+
+async def test_work_that_agrees_with_the_typed_answer_passes_where_the_program_erred(
+    tmp_path: Path,
+) -> None:
+    # the judge benchmark (2026-12-02): people_csv's program copied people.txt into people.csv,
+    # its typed answer was right; iso_dates' program left the dates as they were, typed right
+    copying = {"code": "open('people.csv', 'w').write(open('people.txt').read())"}
+    typed = {"files": [{"name": "people.csv", "text": RIGHT}]}
+    start = {"people.txt": "Ana is 31\nBen is 27\n"}
+    passed, said, model = await program_judged(
+        tmp_path, PEOPLE, start, {"people.csv": RIGHT}, [copying, typed]
+    )
+    assert (
+        passed and said.startswith("judged: people.csv hold what the task") and not model.remaining
+    )
+    # the work agrees with neither: the program's difference is said
+    passed, said, _ = await program_judged(
+        tmp_path / "b", PEOPLE, start, {"people.csv": "name,age\n"}, [copying, typed]
+    )
+    assert not passed and "people.csv is not what the task" in said
+    # the same copy as the program's passes: a mistake the judge shares is not caught
+    passed, _, _ = await program_judged(
+        tmp_path / "c", PEOPLE, start, {"people.csv": start["people.txt"]}, [copying, typed]
+    )
+    assert passed
+
+
+async def test_a_program_asked_again_is_asked_warmer(tmp_path: Path) -> None:
+    # at temperature 0 the 1.5B judge wrote the same failing program three times (order_value)
+    failing = {"code": "int('quantity')"}
+    _, _, model = await program_judged(
+        tmp_path, COUNT, POEM, {"count.txt": "6\n"}, [failing, failing, COUNTING]
+    )
+    assert [r.temperature for r in model.requests] == [0.0, AGAIN_TEMPERATURE, AGAIN_TEMPERATURE]
+    assert AGAIN_TEMPERATURE > 0

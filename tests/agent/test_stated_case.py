@@ -140,6 +140,7 @@ async def test_a_run_is_held_to_the_case_its_task_states(tmp_path: Path) -> None
             act("task_complete", reason="title.txt holds the first line"),
             # the task worked out by the judge's program, from notes.md ("the file called notes")
             {"code": "open('title.txt', 'w').write(open('notes.md').readline().upper())"},
+            {"files": [{"name": "title.txt", "text": "SHOPPING LIST"}]},  # typed: the same
             act("write_file", path="title.txt", text="SHOPPING LIST\n"),
         ]
     )

@@ -5,7 +5,7 @@ ones)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Container, Sequence
+from collections.abc import Awaitable, Callable, Container, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -45,7 +45,7 @@ class Judge:
     """Judges the `judged` checks from the files the goals name, at task_complete: each as
     it is now, as it was before the work if the work changed it (`start`: the workspace as
     the run found it), and the files those name in turn (instructions chained over files).
-    With a `sandbox`, a task with inputs is worked out again as a program run there."""
+    With a `sandbox`, a task with inputs is worked out again as a program run there too."""
 
     def __init__(
         self,
@@ -58,9 +58,9 @@ class Judge:
         self.found = found  # files the run found: gone, they were moved or cleaned up
         self.start = start
         self.sandbox = sandbox
-        # the task worked out, by task and inputs: asked again at every claim, the model
+        # the task worked out, by way, task and inputs: asked again at every claim, the model
         # answered the same at temperature 0 for 7 s a claim (count_words, code_full_1129)
-        self._worked: dict[tuple[str, tuple[tuple[str, str], ...]], WorkedOut | None] = {}
+        self._worked: dict[tuple[object, ...], WorkedOut | None] = {}
 
     async def judge(
         self,
@@ -102,32 +102,62 @@ class Judge:
         judgement: _Judgement = answer.data
         return CheckResult(check, judgement.passed, f"{JUDGED}{judgement.why}")
 
-    def worked_files(self) -> dict[str, str]:
-        """The files' texts worked out so far, by name (for reading a judgement over)."""
-        return {f.name: f.text for worked in self._worked.values() if worked for f in worked.files}
+    def worked_files(self) -> list[dict[str, str]]:
+        """The answers worked out so far, each its files' texts by name (for reading a
+        judgement over)."""
+        return [{f.name: f.text for f in w.files} for w in self._worked.values() if w]
 
     async def worked_out(
         self, task: str, workspace: Workspace, spent: BudgetSpent
     ) -> CheckResult | None:
         """The whole task worked out again from its inputs and compared with the work; None
-        when it has no inputs or the working out names no file to compare."""
+        when it has no inputs or no working out names a file to compare. Worked out by a
+        program where there is a sandbox, and typed by the model where the program's answer
+        is not the work's: work that agrees with either passes. Each is right where the other
+        is wrong about as often (judge benchmark: the program miscopied people.csv and left
+        iso.txt's dates unconverted, both typed right; typed, it missummed csv_sum and
+        miscounted count_lines, both programs right), and a wrong result must match one of
+        them exactly to pass."""
         inputs = await asyncio.to_thread(inputs_of, task, self.start)
         if not inputs:
             return None
-        key = (task, tuple(sorted(inputs.items())))
+        check, key = task_check(task), (task, tuple(sorted(inputs.items())))
+        ways = [self._typed]
+        if self.sandbox is not None:
+            ways.insert(0, self._by_program)
+        results = []
+        for way in ways:
+            worked = await self._once((way.__name__, *key), way, task, inputs, spent)
+            result = None if worked is None else compared(worked, check, task, workspace, inputs)
+            if result is not None and result.passed:
+                return result
+            results.append(result)
+        return next((r for r in results if r is not None), None)
+
+    async def _once(
+        self,
+        key: tuple[object, ...],
+        way: Callable[[str, dict[str, str], BudgetSpent], Awaitable[WorkedOut | None]],
+        task: str,
+        inputs: dict[str, str],
+        spent: BudgetSpent,
+    ) -> WorkedOut | None:
+        # nothing worked out is kept too: from the same inputs the model gives the same
+        # nothing, for three programs or a typed answer, at every claim
         if key not in self._worked:
-            worked = None
-            if self.sandbox is not None:
-                worked = await work_out_by_program(self.model, self.sandbox, task, inputs, spent)
-            if worked is None:
-                worked = await work_out(self.model, task, inputs, spent)
-            # nothing worked out is kept too: from the same inputs at temperature 0 the model
-            # gives the same nothing, for three programs and a typed answer at every claim
-            self._worked[key] = worked
-        worked = self._worked[key]
-        if worked is None:
-            return None
-        return compared(worked, task_check(task), task, workspace, inputs)
+            self._worked[key] = await way(task, inputs, spent)
+        return self._worked[key]
+
+    async def _by_program(
+        self, task: str, inputs: dict[str, str], spent: BudgetSpent
+    ) -> WorkedOut | None:
+        assert self.sandbox is not None
+        return await work_out_by_program(self.model, self.sandbox, task, inputs, spent)
+
+    async def _typed(
+        self, task: str, inputs: dict[str, str], spent: BudgetSpent
+    ) -> WorkedOut | None:
+        return await work_out(self.model, task, inputs, spent)
 
 
 def _contents(

@@ -132,6 +132,7 @@ class _Program(BaseModel):
 
 
 PROGRAMS = 3  # programs asked for at most: each told why the one before did not do
+AGAIN_TEMPERATURE = 0.6  # of a program asked for again
 
 
 async def work_out_by_program(
@@ -143,7 +144,7 @@ async def work_out_by_program(
     None when none did."""
     files = [f"{name}:\n{text}" for name, text in inputs.items()]
     failed = ""
-    for _ in range(PROGRAMS):
+    for attempt in range(PROGRAMS):
         prompt = render(
             "autonoma.agent",
             "judge_worked_program.j2",
@@ -152,7 +153,10 @@ async def work_out_by_program(
             writes=writes(task, inputs),
             failed=failed,
         )
-        answer = await ask(model, prompt, spent, output=_Program, max_tokens=400, temperature=0.0)
+        # asked again, at temperature 0 the 1.5B judge wrote the same failing program three
+        # times over, told each time why it failed (order_value, reverse_lines)
+        heat = 0.0 if attempt == 0 else AGAIN_TEMPERATURE
+        answer = await ask(model, prompt, spent, output=_Program, max_tokens=400, temperature=heat)
         if isinstance(answer, ModelError):
             return None
         code = mend_json_slips(unfenced(answer.data.code))
