@@ -30,6 +30,7 @@ from pydantic import BaseModel, Field
 
 from autonoma.agent.check_types import Check, CheckResult
 from autonoma.agent.completion import input_files, named_files
+from autonoma.agent.open_ended import open_ended
 from autonoma.agent.pysource import mend_json_slips
 from autonoma.errors import ModelError
 from autonoma.llm import Model
@@ -57,9 +58,10 @@ class WorkedOut(BaseModel):
 
 def inputs_of(task: str, start: Path | None) -> dict[str, str] | None:
     """The files the task names that the run found, with those they name in turn (chained
-    instructions, a few hops on), as they were before the work; None when there are none or
-    they are too long to show whole."""
-    if start is None or not start.is_dir():
+    instructions, a few hops on), as they were before the work; None when there are none,
+    they are too long to show whole, or the task leaves its wording to the writer (a summary
+    of them: many texts are right, and the judge's own would be the only one passed)."""
+    if start is None or not start.is_dir() or open_ended(task):
         return None
     found, names = {}, [*named_files([task]), *by_stem(task, start), *folder_files(task, start)]
     for hop in range(HOPS + 1):
