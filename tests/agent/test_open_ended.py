@@ -30,6 +30,8 @@ SUMMARY = "Summarise report.txt in two sentences to summary.txt."
         ("Write the total of sales.csv to summary.txt.", False),
         ("Write the first letter of each line of a.txt to b.txt", False),
         ("Read ideas.txt and write the count of ideas to n.txt", False),
+        ("Count the lines of the poem in poem.txt and write the number to n.txt", False),
+        ("Copy the summary line of report.txt to s.txt", False),
         ("Copy poem.txt to poem_copy.txt", False),
     ],
 )

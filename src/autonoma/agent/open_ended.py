@@ -15,13 +15,16 @@ import re
 
 from autonoma.agent.completion import named_files
 
+# a piece of writing asked for ("a short poem about"), not one read ("the lines of the poem")
+_PIECE = (
+    r"(?:a|an|some|one|two|three|four|five)\s+(?:\w+\s+)?(?:summary|poem|story|haiku|limerick"
+    r"|sonnet|essay|letter|e-?mail|note|message|reply|tweet|blog post|announcement|invitation"
+    r"|slogan|tagline|outline|critique|opinion|explanation|description|translation)s?"
+)
 _OPEN = re.compile(
-    r"\b(?:summar(?:y|ies|ise|ised|ize|ized|ising|izing)|describe|explain|explanation"
-    r"|paraphrase|in (?:your|its|their) own words|poem|poems|story|stories|haiku|limerick"
-    r"|sonnet|essay|(?:a|an) (?:letter|e-?mail|note|message) (?:to|for)|reply to|respond to"
-    r"|suggest|ideas? for|brainstorm|outline|slogan|tagline|critique|opinion"
-    r"|advice|comment on|improve|translate|translation|tweet|blog post|announcement"
-    r"|invitation)\b",
+    rf"\b(?:{_PIECE}|summar(?:ise|ised|ize|ized|ising|izing)|describe|explain|paraphrase"
+    r"|in (?:your|its|their) own words|suggest|ideas? for|brainstorm|reply to|respond to"
+    r"|comment on|give advice|improve|translate)\b",
     re.IGNORECASE,
 )
 
