@@ -78,7 +78,9 @@ async def judge_goal(
         if kind != "reference" and right:
             continue  # not wrong after all: nothing to judge
         began = time.monotonic()
-        judge = Judge(model, start=start, sandbox=sandbox)
+        # the files the run found, as a run's judge is told: a file the task removes is gone
+        found = frozenset(Workspace(start).files())
+        judge = Judge(model, found=found, start=start, sandbox=sandbox)
         result = await judge.judge(
             task_check(goal.goal), goal.goal, [goal.goal], Workspace(done), BudgetSpent()
         )

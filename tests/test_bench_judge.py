@@ -34,3 +34,15 @@ async def test_a_judge_that_passes_everything_agrees_only_on_the_reference(
     assert summary["wrong_results_failed"] == "0 of 2"
     assert summary["wrong_results_passed_by_kind"] == {"example": 1, "near_miss": 1}
     assert EXAMPLE.split() == ["1", "4", "9"]
+
+
+async def test_the_judge_knows_the_files_the_run_found_as_a_runs_judge_does(
+    tmp_path: Path,
+) -> None:
+    # rename_file's right result failed "draft.txt does not exist": the file the task removes
+    goal = BY_NAME["rename_file"]
+    text = goal.answer["final.txt"]
+    typed = {"files": [{"name": "final.txt", "text": text}]}
+    rows = await judge_goal(ScriptedModel([typed] * 3), goal, tmp_path, typed=True)
+    assert rows[0]["result"] == "reference" and rows[0]["passed"], rows[0]["why"]
+    assert all(not r["passed"] for r in rows[1:])
