@@ -141,6 +141,7 @@ COLORS = "Write exactly 3 lines to colors.txt: red, green and blue, one per line
         ("Write 2 lines to out.txt: red, green and blue.", None),  # as many as it counts, or none
         ('Write "a" and "b" to out.txt.', None),  # quoted, but no line said
         ("It's in there: write 'a' and 'b' to out.txt, one per line.", None),  # an apostrophe
+        ("Write 2 lines to out.txt: Alice's age and Bob's age.", None),  # what to find
     ],
 )  # fmt: skip
 def test_the_lines_a_task_lists_are_read_in_order(sentence: str, listed: list[str] | None) -> None:
@@ -166,3 +167,18 @@ async def test_three_lines_that_are_not_the_listed_ones_fail(tmp_path: Path) -> 
         assert not result.passed and "the task lists ['red', 'green', 'blue']" in result.output
     (tmp_path / "ws" / "colors.txt").write_text("red\n\ngreen  \nblue")
     assert (await runner.run(check)).passed
+
+
+def test_unquoted_items_of_a_task_that_reads_a_file_name_what_to_compute() -> None:
+    task = "Read nums.txt. Write 3 lines to stats.txt: sum, mean and max."
+    assert [c.what for c in line_checks(task, {"nums.txt"})] == [
+        "stats.txt holds 3 lines, as the task says"
+    ]
+    # quoted, they are the lines whatever the task reads
+    quoted = "Read nums.txt and write 'low' and 'high' to out.txt, one per line."
+    assert [c.what for c in line_checks(quoted, {"nums.txt"})] == [
+        "out.txt holds the lines the task lists, one a line: low, high"
+    ]
+    # a file the run found but the task does not name is not read: three_lines' palette.txt
+    colors = "Write exactly 3 lines to colors.txt: red, green and blue, one per line."
+    assert "red, green, blue" in line_checks(colors, {"palette.txt"})[0].what

@@ -46,6 +46,7 @@ def line_checks(task: str, there: Container[str]) -> list[Check]:
     start, whose counts a sentence may state as they are ("poem.txt has 4 lines. Add a
     fifth")."""
     checks: dict[str, Check] = {}
+    reads = any(n in there for n in named_files([task]))
     for sentence in sentences(task):
         count = stated_line_count(sentence)
         named = named_files([sentence])
@@ -53,7 +54,7 @@ def line_checks(task: str, there: Container[str]) -> list[Check]:
         if len(targets) != 1:
             continue
         (target,) = targets
-        listed = listed_lines(sentence, target, count)
+        listed = listed_lines(sentence, target, count, reads=reads)
         if listed:
             checks.setdefault(target, _listed_check(target, listed))
         elif count:
@@ -75,12 +76,16 @@ _DESCRIBED = re.compile(
 )
 
 
-def listed_lines(sentence: str, target: str, count: int | None) -> list[str] | None:
+def listed_lines(
+    sentence: str, target: str, count: int | None, *, reads: bool = False
+) -> list[str] | None:
     """The lines a sentence lists for its one new file, in order, or None: quoted items with
     one a line said ("Write 'red', 'green' and 'blue' to colors.txt, one per line") or as
     many as the lines it counts; unquoted ones after the file's name and a colon, as many as
     it counts ("Write exactly 3 lines to colors.txt: red, green and blue, one per line": the
-    1.5B judge passed 1, 4 and 9 for them, three lines as the count check asks)."""
+    1.5B judge passed 1, 4 and 9 for them, three lines as the count check asks), where the
+    task `reads` no file it found: "Write 3 lines to stats.txt: sum, mean and max" of a file of
+    numbers names what to compute, not the lines."""
     one_a_line = bool(_ONE_A_LINE.search(sentence))
     bare = _ONE_A_LINE.sub("", sentence).strip().rstrip(".!")
     quoted = [m.group(2).strip() for m in _QUOTED.finditer(bare)]
@@ -90,7 +95,7 @@ def listed_lines(sentence: str, target: str, count: int | None) -> list[str] | N
         if _QUOTED_LIST.match(run) and all(quoted):
             return quoted if count in (None, len(quoted)) else None
     after = re.search(rf"(?<![\w./-]){re.escape(target)}\s*:\s*(.+)$", bare)
-    if after is None or count is None:
+    if after is None or count is None or reads:
         return None
     items = [
         i.strip().strip("\"'").strip() for i in re.split(r",\s*(?:and\s+)?|\s+and\s+", after[1])
@@ -98,7 +103,11 @@ def listed_lines(sentence: str, target: str, count: int | None) -> list[str] | N
     if len(items) != count or count < 2:
         return None
     if any(
-        not item or len(item.split()) > 4 or named_files([item]) or _DESCRIBED.match(item)
+        not item
+        or len(item.split()) > 4
+        or named_files([item])
+        or _DESCRIBED.match(item)
+        or re.search(r"\w's\b", item)  # "Alice's age": what to find, not a line
         for item in items
     ):
         return None
