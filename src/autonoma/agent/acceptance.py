@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 
 from autonoma.agent.check_types import Check, CheckResult, Verdict, task_check
 from autonoma.agent.checks import CheckRunner
-from autonoma.agent.judge import JUDGED, Judge
+from autonoma.agent.judge import Judge
+from autonoma.agent.judge_worked import JUDGED
 from autonoma.agent.progress import Progress
 from autonoma.runtime.budget import BudgetSpent
 from autonoma.tools import Workspace
