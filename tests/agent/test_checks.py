@@ -115,6 +115,12 @@ async def test_a_files_final_newline_is_not_its_content(
     (workspace.root / "colors.txt").write_text("red\ngreen\nblue\n\n")
     passed = await runner.run(exact)
     assert passed.passed and passed.output == TOLERATED_NOTE
+    # nor a blank line before the first (reverse_lines, part_1202: the lines reversed after one)
+    (workspace.root / "colors.txt").write_text("\nred\ngreen\nblue\n")
+    passed = await runner.run(exact)
+    assert passed.passed and passed.output == TOLERATED_NOTE
+    (workspace.root / "colors.txt").write_text("red\n\ngreen\nblue\n")  # one inside: no
+    assert not (await runner.run(exact)).passed
     without = Check(
         what="colors.txt holds the three colours",
         code=(

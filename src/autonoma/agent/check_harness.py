@@ -5,10 +5,14 @@ autonoma.
 
 A file's final newline is not its content: a check written as `read().split('\\n')` fails
 on "red\\ngreen\\nblue\\n" although the file holds exactly the three words asked for (seen in
-3 of 6 planned runs of the 1.5B model, after the prompt had said to compare lines). So a check
-that fails its assert is run again with the workspace's text files read without their final
-newlines, then with exactly one; if either passes, the check passes, and says so on stderr.
-`AUTONOMA_NEWLINE_TOLERANT=0` turns this off, for checks that are about line endings.
+3 of 6 planned runs of the 1.5B model, after the prompt had said to compare lines). Nor is a
+blank line before the first: reverse_lines' run wrote the four lines reversed after one (its
+`split('\\n')` of a text ending in a newline, reversed), and its check held the run out for
+ten steps while the suite's checker and the judge (`_plain`) set such lines aside. So a check
+that fails its assert is run again with the workspace's text files read without the blank
+lines at their ends, then with exactly one final newline; if either passes, the check passes,
+and says so on stderr. `AUTONOMA_NEWLINE_TOLERANT=0` turns this off, for checks that are
+about line endings.
 
 A file's text is not its characters when a check goes through it: the 1.5B model wrote
 `sorted(before('names.txt'), key=str.lower)` for "the lines of names.txt sorted, ignoring
@@ -27,7 +31,7 @@ from collections.abc import Callable
 from typing import Any
 
 _open = builtins.open
-TOLERATED = "autonoma: it passes once the files' final newlines are set aside"
+TOLERATED = "autonoma: it passes once the blank lines at the files' ends are set aside"
 BY_LINE = "autonoma: it passes when before()'s texts go through their lines, as open files do"
 NEVER = "autonoma: the check can never pass: "
 GAP = "autonoma: how they differ: "
@@ -70,7 +74,8 @@ def before(path: str) -> str:
 
 
 def _ending_as(ending: str) -> Callable[..., Any]:
-    """`open` that reads a workspace text file with its final newlines made `ending`."""
+    """`open` that reads a workspace text file without the blank lines at its ends, with
+    `ending` after its last line."""
     here = os.path.realpath(os.getcwd())
 
     def opened(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
@@ -81,7 +86,7 @@ def _ending_as(ending: str) -> Callable[..., Any]:
             return handle
         with handle:
             text = handle.read()
-        return io.StringIO(text.rstrip("\r\n") + ending)
+        return io.StringIO(text.strip("\r\n") + ending)
 
     return opened
 

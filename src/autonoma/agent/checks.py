@@ -69,7 +69,7 @@ from autonoma.tools.sandbox import Sandbox, SandboxError, SandboxResult
 
 HARNESS = Path(check_harness.__file__).read_text(encoding="utf-8")
 INPUT_BYTES = 20_000  # of an input file, to find text a check adds that it already holds
-TOLERATED_NOTE = "passes once the files' final newlines are set aside"
+TOLERATED_NOTE = "passes once the blank lines at the files' ends are set aside"
 BY_LINE_NOTE = "passes when the texts it takes with before() go through their lines"
 START_INSIDE = "/start"  # where a bubblewrap check sees the workspace as the run found it
 # Errors a code check may fail with before the work: what it reads is not there yet, or it
