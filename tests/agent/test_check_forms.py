@@ -595,6 +595,27 @@ async def test_an_input_named_bare_in_a_check_is_read(tmp_path: Path) -> None:
     assert (await trial.verdict(written.checks[0], latest__txt="Revenue rose 4%.\n"))[0]
 
 
+async def test_an_input_an_expected_value_opens_is_read_as_the_run_found_it(
+    tmp_path: Path,
+) -> None:
+    """rename_file (part_1202): "final.txt holds the same text as draft.txt" expected
+    `open('draft.txt').read()`, which raised once draft.txt was renamed: the right work was
+    held out for ten steps."""
+    trial = Trial(tmp_path, {"draft.txt": "Meeting moved to Friday.\n"})
+    runner = CheckRunner(trial.sandbox, Workspace(trial.ws), trial.start)
+    same = {"goal": 1, "what": "final.txt holds the same text as draft.txt", "kind": "file",
+            "file": "final.txt", "holds": "text", "expected": "open('draft.txt').read()"}  # fmt: skip
+    written = await CheckWriter(ScriptedModel([{"checks": [same]}]), runner).write(
+        "Rename draft.txt to final.txt: final.txt must hold the same text, and draft.txt must "
+        "be gone.", ["Rename draft.txt"], Workspace(trial.ws), BudgetSpent(),
+    )  # fmt: skip
+    (check,) = written.checks
+    assert "before('draft.txt')" in check.code and "open('draft.txt')" not in check.code
+    renamed = await trial.verdict(check, final__txt="Meeting moved to Friday.\n", draft__txt=None)
+    assert renamed[0], renamed[1]
+    assert not (await trial.verdict(check, final__txt="Meeting moved.\n"))[0]
+
+
 ISO_TASK = (
     "dates.txt holds dates as month/day/year. Write them as year-month-day with two-digit "
     "months and days (like 2024-03-14), one per line in the same order, to iso.txt."

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from autonoma.agent.pysource import mend_json_slips, read_bare_files
+from autonoma.agent.pysource import mend_json_slips, read_as_found, read_bare_files
 
 
 def test_a_line_break_inside_a_literal_is_written_back_as_an_escape() -> None:
@@ -148,6 +148,23 @@ def test_a_header_at_the_end_or_with_an_empty_block_is_left_for_the_model() -> N
 )
 def test_a_file_named_bare_is_read(code: str, mended: str) -> None:
     assert read_bare_files(code, ["quote.txt", "reports/2024-q3-final.txt"]) == mended
+
+
+@pytest.mark.parametrize(
+    ("code", "mended"),
+    [
+        ("open('draft.txt').read()", "before('draft.txt')"),
+        ("len(open('draft.txt', 'r').read().split())", "len(before('draft.txt').split())"),
+        ("open('draft.txt', encoding='utf-8').readlines()", "before('draft.txt').splitlines(True)"),
+        # written, or a file the run did not find, or not read whole: left as it is
+        ("open('draft.txt', 'w').read()", "open('draft.txt', 'w').read()"),
+        ("open('final.txt').read()", "open('final.txt').read()"),
+        ("open('draft.txt').readline()", "open('draft.txt').readline()"),
+        ("open('draft.txt').read(", "open('draft.txt').read("),  # does not parse
+    ],
+)
+def test_an_input_read_for_an_expected_value_is_read_as_found(code: str, mended: str) -> None:
+    assert read_as_found(code, ["draft.txt"]) == mended
 
 
 def test_a_compound_statement_on_its_headers_line_is_put_under_it() -> None:

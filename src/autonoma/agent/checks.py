@@ -48,7 +48,7 @@ from autonoma.agent.completion import deliverables, input_files, named_files
 from autonoma.agent.found import file_heads
 from autonoma.agent.judge import Judge
 from autonoma.agent.judge_worked import write_texts
-from autonoma.agent.pysource import mend_json_slips, read_bare_files
+from autonoma.agent.pysource import mend_json_slips, read_as_found, read_bare_files
 from autonoma.agent.stated_case import (
     against_case,
     case_checks,
@@ -172,9 +172,11 @@ def stated_checks(task: str, there: Container[str]) -> list[Check]:
 
 
 def files_read(form: Form, there: Collection[str]) -> Form:
-    """The form with each workspace file it names bare read (pysource.read_bare_files)."""
+    """The form with each workspace file it names bare read (pysource.read_bare_files), and
+    the files its expected value opens read as the run found them (pysource.read_as_found)."""
     if isinstance(form, FileForm):
-        return form.model_copy(update={"expected": read_bare_files(form.expected, there)})
+        expected = read_as_found(read_bare_files(form.expected, there), there)
+        return form.model_copy(update={"expected": expected})
     if isinstance(form, CodeForm):
         return form.model_copy(update={"code": read_bare_files(form.code, there)})
     return form

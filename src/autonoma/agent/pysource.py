@@ -439,3 +439,57 @@ class _BareFiles(ast.NodeTransformer):
         self.found = True
         opened = ast.Call(ast.Name("open", ast.Load()), [ast.Constant(name)], [])
         return ast.Call(ast.Attribute(opened, "read", ast.Load()), [], [])
+
+
+def read_as_found(code: str, files: Collection[str]) -> str:
+    """`code` with each `open(name).read()` (or `.readlines()`) of `files`, the files the run
+    found, made `before(name)`: an expected value is what the inputs as given make. Read now,
+    an input the task removes is gone: rename_file's "final.txt holds the same text as
+    draft.txt" expected `open('draft.txt').read()`, which raised once draft.txt was renamed, and
+    held the right work out for ten steps (part_1202); one the task changes in place is read
+    changed. `code` unchanged when it reads none of them so, or does not parse."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return code
+    found = _AsFound(set(files))
+    tree = found.visit(tree)
+    return ast.unparse(tree) if found.found else code
+
+
+class _AsFound(ast.NodeTransformer):
+    def __init__(self, files: set[str]) -> None:
+        self.files = files
+        self.found = False
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        method = node.func
+        if not (
+            isinstance(method, ast.Attribute)
+            and method.attr in ("read", "readlines")
+            and not node.args
+            and not node.keywords
+            and isinstance(method.value, ast.Call)
+        ):
+            return node
+        name = self._read(method.value)
+        if name is None:
+            return node
+        self.found = True
+        text = ast.Call(ast.Name("before", ast.Load()), [ast.Constant(name)], [])
+        if method.attr == "read":
+            return text
+        return ast.Call(ast.Attribute(text, "splitlines", ast.Load()), [ast.Constant(True)], [])
+
+    def _read(self, call: ast.Call) -> str | None:
+        """The found file `call` opens for reading text, or None."""
+        if not (isinstance(call.func, ast.Name) and call.func.id == "open" and call.args):
+            return None
+        path = call.args[0]
+        if not (isinstance(path, ast.Constant) and path.value in self.files):
+            return None
+        modes = [*call.args[1:2], *(k.value for k in call.keywords if k.arg == "mode")]
+        if any(not (isinstance(m, ast.Constant) and m.value in ("r", "rt")) for m in modes):
+            return None
+        return str(path.value)
