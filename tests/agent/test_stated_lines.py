@@ -32,6 +32,13 @@ FOUR = (
 THREE = "Autumn leaves fall,\n\nSilent whispers of wind,\nPeace in the stillness.\n"
 
 
+def runner_in(root: Path) -> CheckRunner:
+    """A check runner on an empty workspace under `root`, its start empty too."""
+    (root / "ws").mkdir()
+    (root / "start").mkdir()
+    return CheckRunner(BubblewrapSandbox(SandboxSettings()), Workspace(root / "ws"), root / "start")
+
+
 @pytest.mark.parametrize(
     ("sentence", "count"),
     [
@@ -67,11 +74,7 @@ def test_a_count_applies_to_the_one_new_file_its_sentence_names() -> None:
 
 @needs_bwrap
 async def test_the_program_counts_the_lines_that_are_not_blank(tmp_path: Path) -> None:
-    (tmp_path / "ws").mkdir()
-    (tmp_path / "start").mkdir()
-    runner = CheckRunner(
-        BubblewrapSandbox(SandboxSettings()), Workspace(tmp_path / "ws"), tmp_path / "start"
-    )
+    runner = runner_in(tmp_path)
     (check,) = line_checks(HAIKU_TASK, set())
     (tmp_path / "ws" / "haiku.txt").write_text(FOUR)
     result = await runner.run(check)
@@ -154,11 +157,7 @@ def test_the_lines_a_task_lists_are_read_in_order(sentence: str, listed: list[st
 async def test_three_lines_that_are_not_the_listed_ones_fail(tmp_path: Path) -> None:
     # the judge benchmark: the 1.5B judge passed 1, 4 and 9 as red, green and blue, and the
     # count check passes any three lines
-    (tmp_path / "ws").mkdir()
-    (tmp_path / "start").mkdir()
-    runner = CheckRunner(
-        BubblewrapSandbox(SandboxSettings()), Workspace(tmp_path / "ws"), tmp_path / "start"
-    )
+    runner = runner_in(tmp_path)
     (check,) = line_checks(COLORS, set())
     assert check.what == "colors.txt holds the lines the task lists, one a line: red, green, blue"
     for wrong in ("1\n4\n9\n", "blue\ngreen\nred\n", "red\ngreen\n"):

@@ -61,6 +61,7 @@ class Judge:
         # the task worked out, by way, task and inputs: asked again at every claim, the model
         # answered the same at temperature 0 for 7 s a claim (count_words, code_full_1129)
         self._worked: dict[tuple[object, ...], WorkedOut | None] = {}
+        self._inputs: dict[str, dict[str, str] | None] = {}  # by task: the start never changes
 
     async def judge(
         self,
@@ -81,7 +82,7 @@ class Judge:
             worked = await self.worked_out(task, workspace, spent)
             if worked is not None:
                 return worked
-            inputs = await asyncio.to_thread(inputs_of, task, self.start)
+            inputs = await self._inputs_of(task)
             if inputs:
                 return CheckResult(check, False, unconfirmed(task, inputs))
         prompt = render(
@@ -118,7 +119,7 @@ class Judge:
         iso.txt's dates unconverted, both typed right; typed, it missummed csv_sum and
         miscounted count_lines, both programs right), and a wrong result must match one of
         them exactly to pass."""
-        inputs = await asyncio.to_thread(inputs_of, task, self.start)
+        inputs = await self._inputs_of(task)
         if not inputs:
             return None
         check, key = task_check(task), (task, tuple(sorted(inputs.items())))
@@ -133,6 +134,11 @@ class Judge:
                 return result
             results.append(result)
         return next((r for r in results if r is not None), None)
+
+    async def _inputs_of(self, task: str) -> dict[str, str] | None:
+        if task not in self._inputs:
+            self._inputs[task] = await asyncio.to_thread(inputs_of, task, self.start)
+        return self._inputs[task]
 
     async def _once(
         self,

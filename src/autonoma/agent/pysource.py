@@ -397,20 +397,26 @@ def read_bare_files(code: str, files: Collection[str]) -> str:
     wrote it so for count_words (code_full_1129), and with no check left the run's right
     count was judged against a count the model made in its head. `code` unchanged when it
     names none of `files` bare, or does not parse."""
-    try:
-        tree = ast.parse(code)
-    except SyntaxError:
-        return code
-    bare = _BareFiles(set(files))
-    tree = bare.visit(tree)
-    return ast.unparse(tree) if bare.found else code
+    return _BareFiles(set(files)).mended(code)
 
 
-class _BareFiles(ast.NodeTransformer):
+class _FileReads(ast.NodeTransformer):
+    """A rewrite of how a program reads some files; `found` once it changed one."""
+
     def __init__(self, files: set[str]) -> None:
         self.files = files
         self.found = False
 
+    def mended(self, code: str) -> str:
+        try:
+            tree = ast.parse(code)
+        except SyntaxError:
+            return code
+        tree = self.visit(tree)
+        return ast.unparse(tree) if self.found else code
+
+
+class _BareFiles(_FileReads):
     def _name(self, node: ast.AST) -> str | None:
         """The file `node` spells: `quote.txt` (an attribute), `reports/2024-q3.txt` (a
         division and subtractions, spaced by unparse)."""
@@ -448,20 +454,10 @@ def read_as_found(code: str, files: Collection[str]) -> str:
     draft.txt" expected `open('draft.txt').read()`, which raised once draft.txt was renamed, and
     held the right work out for ten steps (part_1202); one the task changes in place is read
     changed. `code` unchanged when it reads none of them so, or does not parse."""
-    try:
-        tree = ast.parse(code)
-    except SyntaxError:
-        return code
-    found = _AsFound(set(files))
-    tree = found.visit(tree)
-    return ast.unparse(tree) if found.found else code
+    return _AsFound(set(files)).mended(code)
 
 
-class _AsFound(ast.NodeTransformer):
-    def __init__(self, files: set[str]) -> None:
-        self.files = files
-        self.found = False
-
+class _AsFound(_FileReads):
     def visit_Call(self, node: ast.Call) -> ast.AST:
         self.generic_visit(node)
         method = node.func
