@@ -3,11 +3,16 @@ solution, and is strict about what a wrong answer looks like."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 
+from autonoma.agent.checks import CheckRunner, stated_checks
 from autonoma.agent.open_ended import open_ended
+from autonoma.tools import Workspace
+from autonoma.tools.sandbox import BubblewrapSandbox
+from autonoma.tools.settings import SandboxSettings
 from bench.everyday_goals import BY_NAME, GOALS, Goal
 
 
@@ -59,3 +64,28 @@ def test_the_first_of_three_chained_instructions_alone_fails(tmp_path: Path) -> 
 def test_no_goal_of_the_suite_is_taken_for_one_worded_as_the_writer_likes() -> None:
     # each has one right result, so the judge works it out again rather than saying yes or no
     assert [g.name for g in GOALS if open_ended(g.goal)] == []
+
+
+needs_bwrap = pytest.mark.skipif(
+    shutil.which("bwrap") is None, reason="bubblewrap is not installed (apt-get install bubblewrap)"
+)
+
+
+@needs_bwrap
+@pytest.mark.parametrize("goal", GOALS, ids=lambda goal: goal.name)
+async def test_what_a_goals_words_hold_its_files_to_passes_on_the_solution(
+    goal: Goal, tmp_path: Path
+) -> None:
+    # the checks our programs make from a task's words (formats, line counts, the lines it
+    # lists or says to write, case): one that failed on right work would keep a run from ever
+    # completing, so each must pass on the suite's reference solution
+    start, work = tmp_path / "start", tmp_path / "work"
+    goal.setup(start)
+    goal.setup(work)
+    there = {p.relative_to(start).as_posix() for p in start.rglob("*") if p.is_file()}
+    checks = stated_checks(goal.goal, there)
+    goal.solve(work)
+    runner = CheckRunner(BubblewrapSandbox(SandboxSettings()), Workspace(work), start)
+    for check in checks:
+        result = await runner.run(check)
+        assert result.passed, (check.what, result.output)

@@ -13,7 +13,12 @@ from autonoma.agent.checks import CheckRunner
 from autonoma.agent.identity import AgentIdentity
 from autonoma.agent.session import create_run, run_agent
 from autonoma.agent.settings import RunSettings
-from autonoma.agent.stated_lines import line_checks, listed_lines, stated_line_count
+from autonoma.agent.stated_lines import (
+    line_checks,
+    listed_lines,
+    stated_line_count,
+    written_lines,
+)
 from autonoma.llm import ScriptedModel
 from autonoma.runtime.budget import BudgetLimits
 from autonoma.runtime.store import EventRecord, RunStore
@@ -181,3 +186,84 @@ def test_unquoted_items_of_a_task_that_reads_a_file_name_what_to_compute() -> No
     # a file the run found but the task does not name is not read: three_lines' palette.txt
     colors = "Write exactly 3 lines to colors.txt: red, green and blue, one per line."
     assert "red, green, blue" in line_checks(colors, {"palette.txt"})[0].what
+
+
+APPEND = "Write the line 'started' to log.txt, then append the line 'finished' to log.txt."
+
+
+@pytest.mark.parametrize(
+    ("task", "lines"),
+    [
+        (APPEND, ["started", "finished"]),
+        ("Write 'hello world' to hello.txt.", ["hello world"]),
+        ('Create a file called note.md containing the line "buy milk".', ["buy milk"]),
+        ("First write the line 'a' to steps.txt. Then add the line 'b' at the end of steps.txt.",
+         ["a", "b"]),
+        ("Write \"don't panic\" to towel.txt", ["don't panic"]),
+        # words that change what the file holds, or say more than the lines
+        ("Write the word 'hello' to hello.txt in capital letters.", None),
+        ("Write the line 'hi' to hi.txt twice.", None),
+        ("Write the line 'b' to out.txt, then add the line 'a' before it.", None),
+        ("Write 'b' to out.txt with 'a' as its first line.", None),
+        ("Write the line 'x' to out.txt 3 times.", None),
+        ("Write 'a' + 'b' to out.txt.", None),
+        ("Write 'a', 'b' and 'c' to out.txt.", None),  # one line or three: not said
+        ("Write the line 'it's done' to out.txt.", None),  # an apostrophe: no sure quote
+        ("Write 'hello' to a1.txt and to b1.txt.", None),  # two files
+        ("Write '{\"a\": 1}' to config.json.", None),  # JSON may be laid out any way
+        ("Write a haiku about autumn to haiku.txt", None),  # nothing quoted
+    ],
+)  # fmt: skip
+def test_the_lines_a_task_says_to_write_are_read_in_order(
+    task: str, lines: list[str] | None
+) -> None:
+    written = written_lines(task, set())
+    assert (written[1] if written else None) == lines
+
+
+def test_a_file_the_run_found_is_appended_to_not_written_whole() -> None:
+    assert written_lines("Append the line 'finished' to log.txt.", {"log.txt"}) is None
+    assert line_checks("Append the line 'finished' to log.txt.", {"log.txt"}) == []
+    assert [c.what for c in line_checks(APPEND, set())] == [
+        "log.txt holds the lines the task lists, one a line: started, finished"
+    ]
+
+
+@needs_bwrap
+async def test_a_write_then_append_the_judge_passed_is_refused(tmp_path: Path) -> None:
+    # rest8_1202 (436b9db): every check the writer offered was sent back, and the yes-or-no
+    # judge passed log.txt holding 'started' alone
+    store = RunStore(tmp_path / "runs.db")
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    model = ScriptedModel(
+        [
+            {"checks": []},
+            {"checks": []},
+            {"checks": []},
+            act("write_file", path="log.txt", text="started\n"),
+            act("task_complete", reason="log.txt holds started; appending changes nothing"),
+            {"passed": True, "why": "log.txt already contains 'started'"},  # the judge
+            act("append_file", path="log.txt", text="finished\n"),
+            act("task_complete", reason="both lines are written"),
+            {"passed": True, "why": "log.txt holds both lines"},
+        ]
+    )
+    settings = RunSettings(
+        model="scripted", limits=BudgetLimits(max_steps=5), continuous=True, memory=False
+    )
+    identity = AgentIdentity(name="LogGPT", role="an AI that writes logs", goals=[APPEND])
+    run, _ = await create_run(
+        store, model, APPEND, settings, workspace=workspace, identity=identity
+    )
+    events: list[EventRecord] = []
+    outcome = await run_agent(store, model, run, listeners=[events.append])
+    assert outcome.status == "completed", outcome.reason
+    (written,) = [e.data for e in events if e.kind == "checks_written"]
+    assert "log.txt holds the lines the task lists, one a line: started, finished" in [
+        c["what"] for c in written["checks"]
+    ]
+    steps = store.steps(run.id)
+    assert not steps[1].ok
+    assert "log.txt holds the lines ['started']" in (steps[1].observation or "")
+    assert (workspace / "log.txt").read_text() == "started\nfinished\n"

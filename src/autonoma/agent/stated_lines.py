@@ -46,6 +46,10 @@ def line_checks(task: str, there: Container[str]) -> list[Check]:
     start, whose counts a sentence may state as they are ("poem.txt has 4 lines. Add a
     fifth")."""
     checks: dict[str, Check] = {}
+    written = written_lines(task, there)
+    if written:
+        target, items = written
+        checks[target] = _listed_check(target, items)
     reads = any(n in there for n in named_files([task]))
     for sentence in sentences(task):
         count = stated_line_count(sentence)
@@ -112,6 +116,45 @@ def listed_lines(
     ):
         return None
     return items
+
+
+# the words a task may hold besides the quoted lines and the file's name, when it says no more
+# than "write these lines to this file": "in capital letters", "twice", "before it", "as its
+# second line" each change what the file holds, and any word not here leaves the task unread
+_PLAIN_WORDS = frozenset(
+    """write writes append appends add adds put save store create make then and after that
+    afterwards finally first next also the a an line lines new another text word words string
+    to into in at end of file called named it its on own separate each one per by with
+    containing contains holding saying reads reading exactly only just followed below under
+    beneath this which please nothing else same bottom""".split()  # noqa: SIM905
+)
+_LITERAL = re.compile(r""""([^"\n]{1,80})"|(?<![\w'])'([^'\n]{1,80})'(?![\w'])""")
+
+
+def written_lines(task: str, there: Container[str]) -> tuple[str, list[str]] | None:
+    """The one new file a task writes and the lines its words give it, in order, when the
+    task says nothing but to write (and append) quoted lines to it: "Write the line 'started'
+    to log.txt, then append the line 'finished' to log.txt" gives log.txt started, finished
+    (the 1.5B judge, asked yes or no, passed log.txt holding `started` alone). None for any
+    other word: "in capital letters", "twice", "before it" change what the file holds. Two
+    or more quoted items are lines only where the task says lines."""
+    named = named_files([task])
+    if len(named) != 1 or named[0] in there:
+        return None
+    (target,) = named
+    if PurePosixPath(target).suffix not in TEXT_SUFFIXES - {".json"}:
+        return None
+    items = [(m.group(1) or m.group(2)).strip() for m in _LITERAL.finditer(task)]
+    if not items or not all(items):
+        return None
+    rest = _LITERAL.sub(" ", task)
+    rest = re.sub(rf"(?<![\w./-]){re.escape(target)}(?![\w/-])", " ", rest)
+    words = re.findall(r"[^\W\d_]+", rest)
+    if re.search(r"[^\w\s,.;:!()'-]|\d", rest) or any(w.lower() not in _PLAIN_WORDS for w in words):
+        return None
+    if len(items) > 1 and not {"line", "lines"} & {w.lower() for w in words}:
+        return None  # "Write 'a', 'b' and 'c' to f.txt": one line or three?
+    return target, items
 
 
 def _listed_check(file: str, items: list[str]) -> Check:
