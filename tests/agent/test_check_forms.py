@@ -215,10 +215,17 @@ async def test_a_value_written_as_plain_words_is_taken_as_that_text(tmp_path: Pa
         # what begins a line is content (a run wrote " green"); what ends it is not
         assert not (await trial.verdict(colors, colors__txt="red\n green\n blue\n"))[0]
         assert (await trial.verdict(colors, colors__txt="red \r\ngreen\t\nblue"))[0]
-    with pytest.raises(FormError, match="not one Python expression"):
-        _form(
-            {"kind": "file", "file": "c.txt", "holds": "lines", "expected": "'a'\nb + ("}
-        ).program()
+    # rows, a list a line: people_csv's writer, sent back three rounds as not one expression
+    rows = made({"kind": "file", "file": "people.csv", "holds": "lines",
+                 "expected": "['name', 'age']\n['Ana', '31'],\n('Ben', 27)\n"})  # fmt: skip
+    assert (await trial.verdict(rows, people__csv="name,age\nAna,31\nBen,27\n"))[0]
+    assert not (await trial.verdict(rows, people__csv="name,age\nAna,31\n"))[0]
+    assert not (await trial.verdict(rows, people__csv="name age\nAna 31\nBen 27\n"))[0]
+    for not_one in ("'a'\nb + (", "['name', 'age']\n'Ana'", "['a', ['b']]\n['c', 'd']"):
+        with pytest.raises(FormError, match="not one Python expression"):
+            _form(
+                {"kind": "file", "file": "c.txt", "holds": "lines", "expected": not_one}
+            ).program()
     # mend_1129, dedupe_lines: a variable's name is no word: 'unique_lines' held the run to
     # a file no work could make. Quoted, it is that text.
     for name in ("unique_lines", "result_text"):

@@ -495,23 +495,38 @@ def _truth(node: ast.expr) -> bool:
     )
 
 
-def _one_value_a_line(source: str) -> str | None:
+def _one_value_a_line(source: str) -> str | list[list[str]] | None:
     """`'red'` / `'green'` / `'blue'` on three lines (the 1.5B writer's expected value for
     "write red, green and blue, one per line", sent back three rounds running as not one
-    expression): the values as the text of their lines. None unless every line is a literal
-    or plain words."""
-    values = []
-    for line in filter(None, (line.strip() for line in source.splitlines())):
+    expression): the values as the text of their lines. Rows, a list a line (`['name',
+    'age']` / `['Ana', '31']`: people_csv's expected, sent back three rounds in a run that
+    then held nothing to its rows), as a list of rows, which the comparison joins as the
+    file's kind says. None unless every line is a literal or plain words, or every line a
+    row of them."""
+    values: list[str] = []
+    rows: list[list[str]] = []
+    for line in filter(None, (line.strip().rstrip(",") for line in source.splitlines())):
         try:
             value = ast.literal_eval(line)
         except (ValueError, SyntaxError, RecursionError, MemoryError):
             if not _PLAIN_WORDS.fullmatch(line):
                 return None
             value = line
-        if not isinstance(value, str | int | float) or isinstance(value, bool):
+        if isinstance(value, list | tuple) and value and all(map(_scalar, value)):
+            rows.append([str(item) for item in value])
+        elif _scalar(value):
+            values.append(str(value))
+        else:
             return None
-        values.append(str(value))
+    if values and rows:
+        return None
+    if len(rows) > 1:
+        return rows
     return "\n".join(values) if len(values) > 1 else None
+
+
+def _scalar(value: object) -> bool:
+    return isinstance(value, str | int | float) and not isinstance(value, bool)
 
 
 _KNOWN_NAMES = {*dir(builtins), "csv", "json", "math", "os", "re", "statistics", "before"}
