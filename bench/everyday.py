@@ -243,6 +243,13 @@ async def run_goal(
     row["tokens"] = sum(r["prompt_tokens"] + r["completion_tokens"] for r in requests)
     row["commands"] = [f"{s.command} {json.dumps(s.arguments)}"[:160] for s in steps]
     row["thoughts"] = [s.thoughts for s in steps]
+    # what each step saw, and each verdict of the checks: to read a failure without its store
+    row["observations"] = [(s.observation or "")[:400] for s in steps]
+    row["verdicts"] = [
+        {"step": e.step, "passed": e.data.get("passed"), "results": e.data.get("results", [])}
+        for e in events
+        if e.kind == "checks_run"
+    ]
     row["own_checks"] = own_checks(events)
     row["written_checks"] = written_checks(events)
     row["failure"] = failure_kind(row)
