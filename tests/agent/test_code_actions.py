@@ -413,11 +413,30 @@ async def test_lines_written_with_their_breaks_doubled_are_explained(tmp_path: P
         checks=False,
     )
     said = [s.observation or "" for s in steps]
-    assert "note: every second line of sorted.txt is blank" in said[0]
+    assert "note: a blank line follows each line of sorted.txt" in said[0]
     assert "open(name).read().splitlines()" in said[0]
-    assert "every second line" not in said[1]
-    assert "every second line" not in said[2]
+    assert "a blank line follows" not in said[1]
+    assert "a blank line follows" not in said[2]
     assert (tmp_path / "ws" / "poem.txt").read_text() == "one\n\ntwo\n\nthree\n"
+
+
+async def test_files_joined_with_breaks_of_their_own_too_are_explained(tmp_path: Path) -> None:
+    """suite_1202, combine_parts: each file's lines written with a break added, and one more
+    between files: 'alpha\\n\\nbeta\\n\\ngamma\\n\\n\\ndelta' had two blank lines in a row, so
+    no note, and the model spent its ten steps elsewhere."""
+    code = (
+        "out = ''\n"
+        "for name in ['names.txt', 'names.txt']:\n"
+        "    for line in open(name):\n"
+        "        out += line + '\\n'\n"
+        "    out += '\\n'\n"
+        "print(write_file('full.txt', out))"
+    )
+    steps, _, _, _, _ = await start(
+        tmp_path, [program(code), program("task_complete('done')")], checks=False
+    )
+    assert "bob\n\nAlice\n\ncarol\n\n\nbob" in (tmp_path / "ws" / "full.txt").read_text()
+    assert "note: a blank line follows each line of full.txt" in (steps[0].observation or "")
 
 
 SLUGIFY = """import re
@@ -569,7 +588,7 @@ async def test_lines_that_kept_their_breaks_are_joined_with_one(tmp_path: Path) 
     assert said.count("note: '\\n'.join() was given lines that still end in their line") == 1
     assert "'a\\nb\\nc'" in said
     assert "'x\\ny' 'p\\n, q\\n'" in said and "'a\\n\\nb\\nc' 'z\\n'" in said
-    assert "every second line" not in said
+    assert "a blank line follows" not in said
     assert steps[0].arguments["code"] == joined
 
 

@@ -237,3 +237,19 @@ def test_a_clause_after_a_statement_on_a_headers_line_goes_on_its_own_line() -> 
     # an `else` of a conditional expression stays where it is
     ternary = "y = a if b else c"
     assert mend_json_slips(ternary) == ternary
+
+
+def test_a_keyword_glued_to_the_function_it_calls_is_parted() -> None:
+    # suite_1202, combine_parts: `for line inopen('part2.txt')` in four programs running
+    glued = "lines = [s.strip() for s inopen('p.txt').readlines()] + [x for x inrange(3)]"
+    assert mend_json_slips(glued) == (
+        "lines = [s.strip() for s in open('p.txt').readlines()] + [x for x in range(3)]"
+    )
+    assert mend_json_slips("if x notin y: pass") == "if x notin y: pass"  # no call: not ours
+    # a name the program defines, or one that compiles, is the model's own
+    for own in ("def inopen(x):\n    return x\ny = [a for a in inopen(3)]",
+                "print(isinstance(3, int))", "y = returnsorted(x)"):  # fmt: skip
+        assert mend_json_slips(own) == own
+    assert mend_json_slips("inopen = f\nz = [a for a inopen(3)]") == (
+        "inopen = f\nz = [a for a inopen(3)]"
+    )

@@ -403,7 +403,7 @@ def report(result: ProgramResult, limit: int, code: str = "", not_found: str = "
     doubled = doubled_breaks(result, code)
     if doubled:  # code_1129_rest: three goals lost their steps to '\n'.join(f.readlines())
         lines.append(
-            f"note: every second line of {doubled} is blank: lines from readlines() keep "
+            f"note: a blank line follows each line of {doubled}: lines from readlines() keep "
             "their line break, so '\\n'.join(lines) doubles it. Read lines with "
             "open(name).read().splitlines(), which drops the breaks, then join them with '\\n'."
         )
@@ -433,8 +433,8 @@ def missing_path(stderr: str) -> str | None:
 
 
 def doubled_breaks(result: ProgramResult, code: str) -> str:
-    """The first file a program that reads files wrote whole with a blank line after each of
-    its lines ("a\\n\\nb\\n\\nc"), or "" (prose of its own may space its paragraphs).
+    """The first file a program that reads files wrote whole with a blank line (or more) after
+    each of its lines ("a\\n\\nb\\n\\nc"), or "" (prose of its own may space its paragraphs).
     Lines read with readlines() end in their break and the 1.5B model joined them with
     another: the checks said "holds the lines ['paint', '', 'test', '', ...]" and it changed
     everything but the join for ten steps."""
@@ -444,9 +444,12 @@ def doubled_breaks(result: ProgramResult, code: str) -> str:
         text = call.arguments.get("text")
         if call.name != "write_file" or not call.result.ok or not isinstance(text, str):
             continue
-        lines = text.rstrip("\n").split("\n")
-        kept, gaps = lines[0::2], lines[1::2]
-        if len(kept) >= 2 and all(k.strip() for k in kept) and not any(g.strip() for g in gaps):
+        # a blank line after each of its lines, or more than one where the program joined
+        # files' lines with a break of its own too: combine_parts' 'alpha\n\nbeta\n\ngamma
+        # \n\n\ndelta' (suite_1202) got no note, and the model lost its ten steps
+        lines = text.strip("\n").split("\n")
+        full = [n for n, line in enumerate(lines) if line.strip()]
+        if len(full) >= 2 and all(not lines[n + 1].strip() for n in full[:-1]):
             return str(call.arguments.get("path", "the file"))
     return ""
 

@@ -56,6 +56,7 @@ closing brackets to the program's end, is dropped.
 from __future__ import annotations
 
 import ast
+import builtins
 import io
 import itertools
 import keyword
@@ -84,6 +85,9 @@ def mend_json_slips(code: str, most: int = 50) -> str:
                 code = mended
                 continue
             if (mended := _keyword_dot(lines, line)) is not None:
+                code = mended
+                continue
+            if (mended := _glued_keyword(lines, line)) is not None:
                 code = mended
                 continue
             if message.startswith("unmatched '") and line == len(ending) and _closers(rest):
@@ -165,6 +169,48 @@ def _keyword_dot(lines: list[str], line: int) -> str | None:
     if not dots:
         return None
     parted = "".join(" " if n in dots else c for n, c in enumerate(text))
+    return _first_whole(lines, line, [parted])
+
+
+# keywords that come before a call in an expression or a statement, longest first so that
+# `notin` is not read as `not` + `in`
+_BEFORE_CALLS = sorted(
+    ("in", "not", "and", "or", "is", "if", "else", "for", "return", "yield", "await", "assert"),
+    key=len,
+    reverse=True,
+)
+_CALLED = frozenset(dir(builtins)) | {
+    "read_file",
+    "write_file",
+    "append_file",
+    "list_files",
+    "task_complete",
+}
+
+
+def _glued_keyword(lines: list[str], line: int) -> str | None:
+    """The program with a keyword glued to the function it calls parted by a space on line
+    `line` (`for line inopen('part2.txt')`: four programs of one combine_parts run, each a
+    SyntaxError the 1.5B model wrote again), where the glued word is called, is defined
+    nowhere in the program, and is a keyword and a builtin or tool function run together; if
+    the program then compiles up to past that line."""
+    if (found := _line_tokens(lines, line)) is None:
+        return None
+    text, tokens = found
+    defined = set(re.findall(r"\b(?:def|class)\s+(\w+)|(\w+)\s*=(?!=)", "\n".join(lines)))
+    names = {n for pair in defined for n in pair if n}
+    spots = []
+    for word, after in itertools.pairwise(tokens):
+        if word.type != tokenize.NAME or after.string != "(" or word.string in names:
+            continue
+        if word.string in _CALLED or keyword.iskeyword(word.string):
+            continue
+        head = next((k for k in _BEFORE_CALLS if word.string.startswith(k)), None)
+        if head and word.string[len(head) :] in _CALLED:
+            spots.append(word.start[1] + len(head))
+    if not spots:
+        return None
+    parted = "".join(" " + c if n in spots else c for n, c in enumerate(text))
     return _first_whole(lines, line, [parted])
 
 
