@@ -46,7 +46,8 @@ A call's opening bracket is sometimes left out, the name then a space before its
 model wrote again); and a keyword is joined to the next name by a dot: `with.open(...)`. Where
 the compiler calls a `)` unmatched, the bracket is put back after a name that a space and an
 argument follow; where a line does not compile, a dot after a keyword becomes a space; each
-only if that makes the line whole.
+only if that makes the line whole. A keyword glued to the function it calls (`for s
+inopen('part2.txt')`) is parted where the glued word is defined nowhere in the program.
 
 The JSON around the program slips in too: a program ending in `write_file(...)}` carries the
 object's closing brace. A closing bracket the compiler calls unmatched, followed by nothing but
