@@ -136,7 +136,7 @@ async def test_files_a_program_opens_for_writing_are_handed_to_the_file_tools(
 ) -> None:
     """The 1.5B model writes files with open() whatever the prompt says: a text file inside
     the workspace goes to write_file or append_file when closed; one outside it is the
-    program's own scratch; binary or read-write modes are refused with the reason."""
+    program's own scratch; binary modes are refused with the reason."""
     code = (
         "names = open('names.txt').read().split()\n"
         "with open('sorted.txt', 'w', encoding='utf-8') as out:\n"
@@ -151,7 +151,7 @@ async def test_files_a_program_opens_for_writing_are_handed_to_the_file_tools(
         [
             {"checks": [CHECK]},
             program("open('names.txt', 'wb').write(b'x')"),
-            program("open('names.txt', 'r+').write('x')"),
+            program("open('names.txt', 'r+b').write(b'x')"),
             program(code),
         ],
     )
@@ -166,6 +166,70 @@ async def test_files_a_program_opens_for_writing_are_handed_to_the_file_tools(
     done = steps[2].observation or ""
     assert "write_file(path='sorted.txt'" in done and "append_file(path='log/run.txt'" in done
     assert "printed:\nnot the workspace" in done
+
+
+async def test_a_file_opened_to_read_and_write_is_written_whole_when_it_changed(
+    tmp_path: Path,
+) -> None:
+    """fix_typo (suite_1202): open('readme.txt', 'r+') was refused in nine programs running.
+    Opened with '+', a workspace file begins as its text, and what the program leaves in it
+    goes to write_file when closed, if it changed; 'r+' of a file that is not there fails as
+    Python's does."""
+    in_place = (
+        "with open('names.txt', 'r+') as f:\n"
+        "    lines = f.read().splitlines()\n"
+        "    f.seek(0)\n"
+        "    f.write('\\n'.join(sorted(lines, key=str.lower)) + '\\n')\n"
+        "    f.truncate()"
+    )
+    read_only = (
+        "with open('names.txt', 'r+') as f:\n"
+        "    text = f.read()\n"
+        "print(write_file('copy.txt', text))"
+    )
+    steps, _, _, _, _ = await start(
+        tmp_path,
+        [
+            program(in_place),
+            program(read_only),
+            program("with open('log.txt', 'a+') as f:\n    f.write('one\\n')"),
+            program("with open('log.txt', 'a+') as f:\n    f.write('two\\n')"),
+            program("open('nothing.txt', 'r+')"),
+            program("task_complete('done')"),
+        ],
+        checks=False,
+    )
+    workspace = tmp_path / "ws"
+    assert (workspace / "names.txt").read_text() == "Alice\nbob\ncarol\n"
+    assert (workspace / "copy.txt").read_text() == "Alice\nbob\ncarol\n"
+    assert "write_file(path='names.txt'" not in (steps[1].observation or "")  # unchanged
+    assert (workspace / "log.txt").read_text() == "one\ntwo\n"
+    assert "FileNotFoundError" in (steps[4].observation or "")
+
+
+async def test_a_file_named_with_dashes_for_underscores_is_read_with_a_note(
+    tmp_path: Path,
+) -> None:
+    """list_first (suite_1202): the 1.5B model wrote reports/2024_q3_final.txt for
+    reports/2024-q3-final.txt in nine of ten programs, told each time which file it meant. A
+    file read that is not there is read from the one file of its folder whose name differs
+    only in '-', '_', spaces or case, with a note; a write is not redirected, and a name
+    near none fails as before."""
+    steps, _, _, _, _ = await start(
+        tmp_path,
+        [
+            program("print(open('NAMES.txt').read().split())"),
+            program("print(open('na-mes.txt').read())"),
+            program("print(open('nothing.txt').read())"),
+            program("task_complete('done')"),
+        ],
+        checks=False,
+    )
+    said = [s.observation or "" for s in steps]
+    assert "note: there is no NAMES.txt; read names.txt" in said[0]
+    assert "['bob', 'Alice', 'carol']" in said[0]
+    assert "read names.txt" in said[1] and "bob" in said[1]
+    assert "FileNotFoundError" in said[2]
 
 
 async def test_a_write_through_open_is_shown_for_approval_like_write_file(
