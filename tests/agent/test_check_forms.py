@@ -703,6 +703,35 @@ async def test_the_max_of_texts_is_sent_back_unless_alphabetical_order_is_asked(
     assert len(written.checks) == 1 and not written.discarded
 
 
+async def test_lines_that_are_a_texts_single_characters_are_sent_back(tmp_path: Path) -> None:
+    """sort_ignore_case (suite_1202): the 1.5B writer's expected, sorted() of names.txt's text,
+    was ['', '', 'A', 'D', ...], its characters; no file could pass it and the run, right from
+    its first step, ran out of steps. One letter a line asked for (list('abcd')) is kept."""
+    trial = Trial(tmp_path, {"names.txt": "bob\nAlice\ncarol\nDave\n"})
+    runner = CheckRunner(trial.sandbox, Workspace(trial.ws), trial.start)
+    form = {"goal": 1, "what": "sorted.txt holds the names sorted", "kind": "file",
+            "file": "sorted.txt", "holds": "lines"}  # fmt: skip
+    chars = form | {"expected": "sorted(open('names.txt').read(), key=str.lower)"}
+    lines = form | {"expected": "sorted(open('names.txt').read().splitlines(), key=str.lower)"}
+    task = "Sort the lines of names.txt ignoring case into sorted.txt."
+    model = ScriptedModel([{"checks": [chars]}, {"checks": [lines]}])
+    written = await CheckWriter(model, runner).write(
+        task, [task], Workspace(trial.ws), BudgetSpent()
+    )
+    assert len(written.checks) == 1 and "splitlines()" in written.checks[0].code
+    assert (
+        "which gives single characters ('\\n', '\\n', '\\n', '\\n', 'A', 'a'"
+        in (written.discarded[0])
+    )
+    letters = form | {"file": "letters.txt", "what": "letters.txt holds the letters",
+                      "expected": "list('abcd')"}  # fmt: skip
+    written = await CheckWriter(ScriptedModel([{"checks": [letters]}]), runner).write(
+        "Write the letters a to d to letters.txt, one per line.", ["Write letters.txt"],
+        Workspace(trial.ws), BudgetSpent(),
+    )  # fmt: skip
+    assert len(written.checks) == 1 and not written.discarded
+
+
 async def test_texts_typed_side_by_side_are_the_items_of_a_list(tmp_path: Path) -> None:
     """combine_parts (2492e5e): the 1.5B writer's expected lines ('alpha' 'beta' 'gamma'
     'delta'), which Python joins into one text that no work could make."""

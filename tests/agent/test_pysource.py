@@ -253,3 +253,15 @@ def test_a_keyword_glued_to_the_function_it_calls_is_parted() -> None:
     assert mend_json_slips("inopen = f\nz = [a for a inopen(3)]") == (
         "inopen = f\nz = [a for a inopen(3)]"
     )
+
+
+def test_a_closing_brace_that_ends_a_line_inside_the_program_is_dropped() -> None:
+    # suite_1202, highest_score: the JSON object's brace after a call inside a loop
+    program = (
+        "for name, score in rows:\n    if score == best:\n"
+        "        write_file('best.txt', name)}\nprint('done')"
+    )
+    assert mend_json_slips(program) == program.replace(")}", ")")
+    # one that is not at a line's end, or a line that stays broken without it: left alone
+    for kept in ("x = {'a': 1}}['a']\ny = 2", "f(a}\ny = 2"):
+        assert mend_json_slips(kept) == kept

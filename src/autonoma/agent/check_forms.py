@@ -255,6 +255,26 @@ def extreme_of_text(form: FileForm, value: str, said: Sequence[str] = ()) -> str
     )
 
 
+def characters_of_text(form: FileForm, value: object) -> str:
+    """Why a file form's expected lines or words, as its program computes them, are the
+    single characters of a text, or "": `sorted()` or `list()` of a file's text takes it a
+    character at a time. For sort_ignore_case the 1.5B writer's check expected ['', '', 'A',
+    'D', 'F', 'a', ...] of names.txt, no file could pass it, and the run, right from its first
+    step, ran out of its ten (suite_1202)."""
+    if form.holds not in ("lines", "words") or not isinstance(value, list | tuple):
+        return ""
+    if len(value) < 4 or not all(isinstance(item, str) and len(item) <= 1 for item in value):
+        return ""
+    if not any(not item.strip() for item in value):
+        return ""  # list('hello'), one letter a line, is asked for at times: no break in it
+    shown = ", ".join(repr(item) for item in value[:6])
+    return (
+        f"has expected {form.expected.strip()[:60]!r}, which gives single characters ({shown}, "
+        f"...), not {form.holds}: sorted() or list() of a text takes it a character at a time. "
+        "Split the text first: sorted(text.splitlines(), key=str.lower)"
+    )
+
+
 def _is_number(text: str) -> bool:
     try:
         float(text)

@@ -36,6 +36,7 @@ from autonoma.agent.check_forms import (
     FunctionForm,
     adds_input_text,
     at_odds,
+    characters_of_text,
     extreme_of_text,
     leaves_out_inputs,
     made_up,
@@ -536,6 +537,8 @@ class CheckWriter:
             why = points_elsewhere(form, value or "", sorted(there))
             if not why and value is not None:
                 why = extreme_of_text(form, value, said)
+            if not why and value:
+                why = characters_of_text(form, _printed_value(value))
             if not why and value and typed_value(form.expected) is None:
                 why = computes_recased(_printed_value(value), said, held or {})
             if why:

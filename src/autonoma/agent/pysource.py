@@ -51,7 +51,8 @@ inopen('part2.txt')`) is parted where the glued word is defined nowhere in the p
 
 The JSON around the program slips in too: a program ending in `write_file(...)}` carries the
 object's closing brace. A closing bracket the compiler calls unmatched, followed by nothing but
-closing brackets to the program's end, is dropped.
+closing brackets to the program's end, is dropped, and so is a brace that ends a line inside
+the program, where that makes the line whole.
 """
 
 from __future__ import annotations
@@ -94,6 +95,9 @@ def mend_json_slips(code: str, most: int = 50) -> str:
             if message.startswith("unmatched '") and line == len(ending) and _closers(rest):
                 code = "\n".join([*ending[:-1], ending[-1][:at] + rest[1:]])
                 continue
+            if message.startswith("unmatched '") and (mended := _stray_closer(lines, line, at)):
+                code = mended
+                continue
             if (mended := _escape_apostrophes(lines, line)) is not None:
                 code = mended
                 continue
@@ -117,6 +121,20 @@ def mend_json_slips(code: str, most: int = 50) -> str:
             lines[line - 1 : line + 1] = [lines[line - 1] + "\\n" + lines[line]]
             code = "\n".join(lines)
     return code
+
+
+def _stray_closer(lines: list[str], line: int, at: int) -> str | None:
+    """The program without the unmatched closing brace that ends line `line` (column `at`),
+    if it then compiles up to past that line: `write_file('best.txt', name)}` inside a loop,
+    the JSON object's brace on a line that is not the last (three of highest_score's programs
+    in suite_1202, each a SyntaxError)."""
+    if not 0 < line <= len(lines):
+        return None
+    text = lines[line - 1]
+    # a `)` or `]` is left for the model: it may be a call's or a list's, not the JSON's
+    if not (0 <= at < len(text)) or text[at] != "}" or text[at + 1 :].strip():
+        return None
+    return _first_whole(lines, line, [text[:at].rstrip() or text[:at]])
 
 
 def _escape_apostrophes(lines: list[str], line: int) -> str | None:
