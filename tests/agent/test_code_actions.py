@@ -445,6 +445,20 @@ async def test_a_split_at_spaces_of_a_line_without_them_is_explained(tmp_path: P
     assert "IndexError" in said[1] and "splits at spaces only" not in said[1]
 
 
+async def test_a_line_unpacked_as_if_split_is_explained(tmp_path: Path) -> None:
+    """highest_score (suite_1202): `next(name for name, score in lines ...)` over lines read
+    from scores.txt, a ValueError in four programs."""
+    unpacked = "lines = open('names.txt').readlines()\nfor a, b in lines:\n    print(a)"
+    steps, _, _, _, _ = await start(
+        tmp_path,
+        [program(unpacked), program("a, b = 1, 2, 3"), program("task_complete('done')")],
+        checks=False,
+    )
+    said = [s.observation or "" for s in steps]
+    assert "values to unpack" in said[0] and "split each line into its parts first" in said[0]
+    assert "split each line" in said[1]  # any unpacking that failed: the note says how
+
+
 async def test_a_file_not_found_is_said_with_the_names_it_may_have_meant(tmp_path: Path) -> None:
     """list_first: told only FileNotFoundError, the 1.5B model wrote 2024-q3-finale.txt,
     2023-q3-finale.txt and 2024_q3_final.txt for reports/2024-q3-final.txt, ten steps."""

@@ -285,6 +285,7 @@ HELPER_TOOLS = {"save_functions": "write_file"}  # a helper that calls a tool, a
 WRITE_MODES = frozenset("wax+")
 CODE_CHARS = 3000
 _UNDEFINED = re.compile(r"NameError: name '(\w+)' is not defined")
+_UNPACKED = re.compile(r"ValueError: (?:too many|not enough) values to unpack")
 _SPLIT_AT_SPACES = re.compile(r"\.split\(\s*\)\s*\[")
 _NOT_A_NUMBER = re.compile(
     r"ValueError: (?:could not convert string to float|invalid literal for int\(\) with base "
@@ -427,6 +428,12 @@ def report(result: ProgramResult, limit: int, code: str = "", not_found: str = "
                 "note: split() with nothing between its brackets splits at spaces only, so "
                 "'03/14/2024'.split() is ['03/14/2024'], one piece: name the separator, as in "
                 "split('/') or split(',')."
+            )
+        if _UNPACKED.search(box.stderr):
+            lines.append(  # highest_score: `for name, score in lines` in four programs
+                "note: unpacking takes the items of what it is given, and a line of a file is "
+                "a text, whose items are its characters: split each line into its parts "
+                "first, as in `name, score = line.strip().split(':')`."
             )
     if result.calls:
         shown = [_call_line(c.name, c.arguments, c.result.ok, c.result.output)
