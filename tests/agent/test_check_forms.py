@@ -232,12 +232,17 @@ async def test_a_value_written_as_plain_words_is_taken_as_that_text(tmp_path: Pa
         with pytest.raises(FormError, match="a variable's name, which the check does not have"):
             _form({"kind": "file", "file": "u.txt", "holds": "lines", "expected": name}).program()
     # mend2_1129, dedupe_lines: a set has no order, and lines are compared in order
-    for unordered in ("set(open('e.txt').read().split())", "{'a', 'b'}", "{w for w in 'ab'}"):
+    # suite_1202, dedupe_lines: list(set(...)) has the set's order too
+    for unordered in ("set(open('e.txt').read().split())", "{'a', 'b'}", "{w for w in 'ab'}",
+                      "list(set(before('e.txt').split()))", "'\\n'.join(set(['a', 'b']))",
+                      "[*set('ab')]", "tuple({'a', 'b'})"):  # fmt: skip
         with pytest.raises(FormError, match="a set, which has no order"):
             _form(
                 {"kind": "file", "file": "u.txt", "holds": "lines", "expected": unordered}
             ).program()
     ordered = "list(dict.fromkeys(open('poem.txt').read().split()))"
+    assert made({"kind": "file", "file": "u.txt", "holds": "lines",
+                 "expected": "sorted(set(open('poem.txt').read().split()))"})  # fmt: skip
     assert made({"kind": "file", "file": "u.txt", "holds": "lines", "expected": ordered})
     assert made({"kind": "file", "file": "n.txt", "holds": "number", "expected": "len(set('aab'))"})
     quoted = made({"kind": "file", "file": "u.txt", "holds": "text", "expected": "'my_file'"})

@@ -103,8 +103,28 @@ def _unordered(expression: str) -> bool:
         node = ast.parse(expression, mode="eval").body
     except SyntaxError:
         return False
+    return _a_set(node)
+
+
+def _a_set(node: ast.expr) -> bool:
+    """A set, or a set made a list, a tuple or a joined text, whose order is the hash's: the
+    1.5B writer expected `list(set(before('emails.txt').split()))` for dedupe_lines' lines "in
+    the original order", and the right work failed it for ten steps (suite_1202)."""
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-        return node.func.id in ("set", "frozenset")
+        if node.func.id in ("set", "frozenset"):
+            return True
+        if node.func.id in ("list", "tuple") and len(node.args) == 1:
+            return _a_set(node.args[0])
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "join"
+        and len(node.args) == 1
+    ):
+        return _a_set(node.args[0])
+    if isinstance(node, ast.List | ast.Tuple) and len(node.elts) == 1:
+        only = node.elts[0]
+        return isinstance(only, ast.Starred) and _a_set(only.value)
     return isinstance(node, ast.Set | ast.SetComp)
 
 
