@@ -796,3 +796,32 @@ async def test_a_file_emptied_then_appended_to_in_one_program_is_written(tmp_pat
     said = steps[0].observation or ""
     assert "printed:\n''\n" in said and "end\nwrite_file('left.txt', ''): " in said
     assert "it is empty" in said
+
+
+async def test_a_file_written_over_and_rows_of_characters_are_explained(tmp_path: Path) -> None:
+    """people_csv (suite_1202): rows written one write_file each, every one over the last,
+    and a line given to csv.writer's writerow, which wrote 'B,e,n, ,i,s, ,2,7'."""
+    over = (
+        "for name in open('names.txt').read().split():\n"
+        "    write_file('out.txt', name + '\\n')"
+    )
+    spelt = (
+        "import csv, io\nout = io.StringIO()\nw = csv.writer(out)\n"
+        "for line in open('names.txt'):\n    w.writerow(line.strip())\n"
+        "print(write_file('people.csv', out.getvalue()))"
+    )
+    rows = (
+        "import csv, io\nout = io.StringIO()\nw = csv.writer(out)\n"
+        "for line in open('names.txt'):\n    w.writerow([line.strip(), len(line)])\n"
+        "print(write_file('rows.csv', out.getvalue()))"
+    )
+    steps, _, _, _, _ = await start(
+        tmp_path,
+        [program(over), program(spelt), program(rows), program("task_complete('done')")],
+        checks=False,
+    )
+    said = [s.observation or "" for s in steps]
+    assert "note: write_file wrote out.txt more than once in this program" in said[0]
+    assert (tmp_path / "ws" / "out.txt").read_text() == "carol\n"
+    assert "note: people.csv has rows whose fields are single characters" in said[1]
+    assert "more than once" not in said[1] and "single characters" not in said[2]

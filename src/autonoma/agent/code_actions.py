@@ -456,6 +456,20 @@ def report(result: ProgramResult, limit: int, code: str = "", not_found: str = "
             "their line break, so '\\n'.join(lines) doubles it. Read lines with "
             "open(name).read().splitlines(), which drops the breaks, then join them with '\\n'."
         )
+    overwritten = written_over(result)
+    if overwritten:  # people_csv (suite_1202): a row at a time, each write_file over the last
+        lines.append(
+            f"note: write_file wrote {overwritten} more than once in this program, and each "
+            "call replaces the whole file, so only the last text is kept. Build the whole "
+            "text first and write it once, or add to the file with append_file."
+        )
+    spelt = fields_of_characters(result)
+    if spelt:  # people_csv (suite_1202): 'Ana,is,31' then 'B,e,n, ,i,s, ,2,7'
+        lines.append(
+            f"note: {spelt} has rows whose fields are single characters: csv.writer's "
+            "writerow() takes a list of fields, and given a text it makes each character a "
+            "field. Pass it the row's parts, as in writer.writerow([name, age])."
+        )
     if _SET_OF.search(code) and any(c.name == "write_file" and c.result.ok for c in result.calls):
         lines.append(  # dedupe_lines: list(set(lines)) for "keeping the original order", 8 steps
             "note: a set has no order, so lines that went through set() come out in any "
@@ -500,6 +514,35 @@ def doubled_breaks(result: ProgramResult, code: str) -> str:
         full = [n for n, line in enumerate(lines) if line.strip()]
         if len(full) >= 2 and all(not lines[n + 1].strip() for n in full[:-1]):
             return str(call.arguments.get("path", "the file"))
+    return ""
+
+
+def written_over(result: ProgramResult) -> str:
+    """The first file a program wrote whole with write_file twice or more, or ""."""
+    seen: set[str] = set()
+    for call in result.calls:
+        path = call.arguments.get("path")
+        if call.name != "write_file" or not call.result.ok or not isinstance(path, str):
+            continue
+        if path in seen:
+            return path
+        seen.add(path)
+    return ""
+
+
+def fields_of_characters(result: ProgramResult) -> str:
+    """The first .csv file a program wrote with a row of four or more fields, each a single
+    character (a text given to csv.writer's writerow), or ""."""
+    for call in result.calls:
+        path, text = call.arguments.get("path"), call.arguments.get("text")
+        if call.name not in ("write_file", "append_file") or not isinstance(text, str):
+            continue
+        if not isinstance(path, str) or not path.lower().endswith(".csv"):
+            continue
+        for row in text.splitlines():
+            fields = row.split(",")
+            if len(fields) >= 4 and all(len(f) <= 1 for f in fields):
+                return path
     return ""
 
 
