@@ -801,10 +801,7 @@ async def test_a_file_emptied_then_appended_to_in_one_program_is_written(tmp_pat
 async def test_a_file_written_over_and_rows_of_characters_are_explained(tmp_path: Path) -> None:
     """people_csv (suite_1202): rows written one write_file each, every one over the last,
     and a line given to csv.writer's writerow, which wrote 'B,e,n, ,i,s, ,2,7'."""
-    over = (
-        "for name in open('names.txt').read().split():\n"
-        "    write_file('out.txt', name + '\\n')"
-    )
+    over = "for name in open('names.txt').read().split():\n    write_file('out.txt', name + '\\n')"
     spelt = (
         "import csv, io\nout = io.StringIO()\nw = csv.writer(out)\n"
         "for line in open('names.txt'):\n    w.writerow(line.strip())\n"
