@@ -386,7 +386,7 @@ async def test_a_name_from_an_earlier_program_is_explained(tmp_path: Path) -> No
     assert "NameError: name 'lines' is not defined" in said
     assert "note: 'lines' is not defined in this program. Each program starts afresh" in said
     assert (
-        "starts afresh, keeping no names from earlier programs"
+        "starts afresh, keeping no names from earlier programs but their functions defined"
         in model.requests[0].messages[0].content
     )
 
@@ -822,3 +822,42 @@ async def test_a_file_written_over_and_rows_of_characters_are_explained(tmp_path
     assert (tmp_path / "ws" / "out.txt").read_text() == "carol\n"
     assert "note: people.csv has rows whose fields are single characters" in said[1]
     assert "more than once" not in said[1] and "single characters" not in said[2]
+
+
+async def test_functions_an_earlier_program_defined_are_kept_for_later_ones(
+    tmp_path: Path,
+) -> None:
+    """parse_numbers_function and slugify_function (suite_1202): the 1.5B model defined the
+    function in one program and saved it in the next, a NameError six programs of ten.
+    Functions defined with def (and the imports beside them, and the functions they call)
+    are there in later programs and can be saved; other names are not kept; a program's own
+    def of a name is the one it uses and saves."""
+    define = (
+        "import re\n"
+        "def _digits(text):\n    return re.findall(r'\\d+', text)\n"
+        "def parse_numbers(text):\n    return [int(d) for d in _digits(text)]\n"
+        "count = 3"
+    )
+    steps, _, _, _, _ = await start(
+        tmp_path,
+        [
+            program(define),
+            program("print(save_functions('nums.py', parse_numbers), parse_numbers('a1 b22'))"),
+            program("print(count)"),
+            program(
+                "def parse_numbers(text):\n    return [float(d) for d in _digits(text)]\n"
+                "print(parse_numbers('7'), save_functions('floats.py', parse_numbers))"
+            ),
+            program("task_complete('done')"),
+        ],
+        checks=False,
+    )
+    said = [s.observation or "" for s in steps]
+    assert "[1, 22]" in said[1] and "wrote" in said[1]
+    saved = (tmp_path / "ws" / "nums.py").read_text()
+    namespace: dict[str, Any] = {}
+    exec(compile(saved, "nums.py", "exec"), namespace)
+    assert namespace["parse_numbers"]("x 4 y 56") == [4, 56]
+    assert "NameError: name 'count' is not defined" in said[2]
+    assert "[7.0]" in said[3]
+    assert "float(d)" in (tmp_path / "ws" / "floats.py").read_text()

@@ -70,7 +70,9 @@ def save_functions(path: str, *functions) -> str:
     \"\"\"
     import ast as _ast, linecache as _lines, re as _re, textwrap as _textwrap
 
-    text = "".join(_lines.getlines("program.py"))
+    # the functions earlier programs defined (carried_functions) come first, so that this
+    # program's own def of a name is the one kept
+    text = globals().get("_carried_source", "") + "".join(_lines.getlines("program.py"))
     tree = _ast.parse(text)
     kinds = (_ast.FunctionDef, _ast.AsyncFunctionDef, _ast.ClassDef)
     top = {}  # the program's top-level names: their def, class or assignment
@@ -411,8 +413,9 @@ def report(result: ProgramResult, limit: int, code: str = "", not_found: str = "
         elif missing:  # the 1.5B model used names its earlier programs set, and made up functions
             lines.append(
                 f"note: {missing[-1]!r} is not defined in this program. Each program starts "
-                "afresh: nothing is kept from earlier ones, so set or read again what it "
-                "needs; the functions it has are those listed at the start."
+                "afresh: nothing is kept from earlier ones but the functions they defined "
+                "with def, so set or read again what it needs; the functions it has are "
+                "those listed at the start and those."
             )
         if not_found:  # list_first: reports/2024-q3-finale.txt, 2023-q3-finale.txt, ...
             lines.append(f"note: {not_found}")
@@ -478,8 +481,9 @@ def report(result: ProgramResult, limit: int, code: str = "", not_found: str = "
     unsaved = defined_only_here(code, result)
     if unsaved:  # in the everyday suite, 3 of 5 function goals ended so: defined, never saved
         lines.append(
-            f"note: {unsaved} was defined in this program only, and is gone now that it has "
-            "ended: no file holds it. To keep it in a .py file, end the program with "
+            f"note: {unsaved} was defined in this program only, and no file holds it: "
+            "later programs have it, but the task's files do not. To keep it in a .py "
+            "file, end the program with "
             f"save_functions('module.py', {unsaved}), which writes its source there."
         )
     text = "\n".join(lines)
@@ -515,6 +519,61 @@ def doubled_breaks(result: ProgramResult, code: str) -> str:
         if len(full) >= 2 and all(not lines[n + 1].strip() for n in full[:-1]):
             return str(call.arguments.get("path", "the file"))
     return ""
+
+
+def carried_functions(earlier: Sequence[str], code: str) -> str:
+    """What to run before `code`: the functions earlier programs of the run defined with def
+    at their top level that `code` uses and does not define, the functions those use in
+    turn, and the earlier programs' imports; "" when it uses none. The 1.5B model defines a
+    function in one program and saves or calls it in the next: parse_numbers_function and
+    slugify_function (suite_1202) spent six of their ten programs on NameErrors so."""
+    try:
+        used_by = _names_used(ast.parse(code))
+        own = {n.name for n in ast.parse(code).body if isinstance(n, _DEFS)}
+    except (SyntaxError, ValueError):
+        return ""
+    defs: dict[str, ast.stmt] = {}
+    imports: dict[str, None] = {}
+    for source in earlier:
+        try:
+            tree = ast.parse(mend_json_slips(source))
+        except (SyntaxError, ValueError):
+            continue
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                defs[node.name] = node
+            elif isinstance(node, ast.Import | ast.ImportFrom):
+                imports[ast.unparse(node)] = None
+    todo, kept = [n for n in used_by if n in defs and n not in own], []
+    while todo:
+        name = todo.pop()
+        if name not in kept:
+            kept.append(name)
+            todo += [n for n in _names_used(defs[name]) if n in defs and n not in own]
+    if not kept:
+        return ""
+    return "\n".join([*imports, *(ast.unparse(defs[n]) for n in sorted(kept))]) + "\n"
+
+
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _names_used(tree: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+
+
+def carried_helpers(carried: str) -> str:
+    """Helpers' source that defines the carried functions in the program, or says why not."""
+    if not carried:
+        return ""
+    return (
+        f"\n_carried_source = {carried!r}\n"
+        "try:\n"
+        "    exec(compile(_carried_source, 'earlier programs', 'exec'))\n"
+        "except Exception as _error:\n"
+        "    print(f'note: the functions of earlier programs could not be defined again: "
+        "{_error}')\n"
+    )
 
 
 def written_over(result: ProgramResult) -> str:

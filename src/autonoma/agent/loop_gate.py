@@ -14,6 +14,8 @@ from autonoma.agent.approval import ApprovalRequest, Decision
 from autonoma.agent.code_actions import (
     HELPERS,
     PROGRAM,
+    carried_functions,
+    carried_helpers,
     functions,
     mend_joins,
     missing_path,
@@ -175,8 +177,10 @@ async def program(
         return result
 
     try:
+        earlier = [str(s.arguments.get("code", "")) for s in state.steps if s.command == PROGRAM]
+        helpers = HELPERS + carried_helpers(carried_functions(earlier, code))
         ran = await run_program(
-            loop.sandbox, context.workspace.root, mend_joins(code), offered, call, helpers=HELPERS
+            loop.sandbox, context.workspace.root, mend_joins(code), offered, call, helpers=helpers
         )
     except SandboxError as error:
         return ToolResult(False, f"error: the program could not start: {error}"), False
