@@ -238,3 +238,23 @@ def post(url: str, body: str) -> ToolResult:
     """
     SENT.append(body)
     return ToolResult(True, f"sent {len(body)} characters to {url}")
+
+
+async def continuous_run(
+    workspace: Path, task: str, script: list[Any], *, max_steps: int = 4
+) -> tuple[RunStore, str, list[EventRecord]]:
+    """One task run unattended on `script` in `workspace` (made if it is not there), its
+    store beside the workspace, asserted to end completed: the store, the run's id, its
+    events."""
+    store = RunStore(workspace.parent / "runs.db")
+    workspace.mkdir(exist_ok=True)
+    model = ScriptedModel(script)
+    settings = RunSettings(
+        model="scripted", limits=BudgetLimits(max_steps=max_steps), continuous=True, memory=False
+    )
+    identity = AgentIdentity(name="TaskGPT", role="an AI that does tasks", goals=[task])
+    run, _ = await create_run(store, model, task, settings, workspace=workspace, identity=identity)
+    events: list[EventRecord] = []
+    outcome = await run_agent(store, model, run, listeners=[events.append])
+    assert outcome.status == "completed", outcome.reason
+    return store, run.id, events

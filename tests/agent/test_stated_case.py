@@ -12,14 +12,10 @@ from pydantic import TypeAdapter
 
 from autonoma.agent.check_forms import Form
 from autonoma.agent.checks import made_checks
-from autonoma.agent.identity import AgentIdentity
-from autonoma.agent.session import create_run, run_agent
-from autonoma.agent.settings import RunSettings
 from autonoma.agent.stated_case import against_case, case_checks, recases_input, stated_case
 from autonoma.llm import ScriptedModel
-from autonoma.runtime.budget import BudgetLimits
-from autonoma.runtime.store import EventRecord, RunStore
 from autonoma.testing import act
+from tests.agent.helpers import continuous_run
 
 needs_bwrap = pytest.mark.skipif(
     shutil.which("bwrap") is None, reason="bubblewrap is not installed (apt-get install bubblewrap)"
@@ -127,13 +123,14 @@ def test_a_recased_literal_is_sent_back_every_round_and_never_kept() -> None:
 
 @needs_bwrap
 async def test_a_run_is_held_to_the_case_its_task_states(tmp_path: Path) -> None:
-    store = RunStore(tmp_path / "runs.db")
     workspace = tmp_path / "ws"
     workspace.mkdir()
     (workspace / "notes.md").write_text("Shopping list\nmilk\neggs\n")
     typed = {"goal": 1, "what": "title.txt holds the first line", "kind": "file",
              "file": "title.txt", "holds": "text", "expected": "'Shopping list'"}  # fmt: skip
-    model = ScriptedModel(
+    store, run_id, events = await continuous_run(
+        workspace,
+        TASK,
         [
             *[{"checks": [typed]}] * 3,  # sent back each round: the task judged instead
             act("write_file", path="title.txt", text="Shopping List\n"),
@@ -142,21 +139,13 @@ async def test_a_run_is_held_to_the_case_its_task_states(tmp_path: Path) -> None
             {"code": "open('title.txt', 'w').write(open('notes.md').readline().upper())"},
             {"files": [{"name": "title.txt", "text": "SHOPPING LIST"}]},  # typed: the same
             act("write_file", path="title.txt", text="SHOPPING LIST\n"),
-        ]
+        ],
     )
-    settings = RunSettings(
-        model="scripted", limits=BudgetLimits(max_steps=4), continuous=True, memory=False
-    )
-    identity = AgentIdentity(name="NoteGPT", role="an AI that copies notes", goals=[TASK])
-    run, _ = await create_run(store, model, TASK, settings, workspace=workspace, identity=identity)
-    events: list[EventRecord] = []
-    outcome = await run_agent(store, model, run, listeners=[events.append])
-    assert outcome.status == "completed", outcome.reason
     (written,) = [e.data for e in events if e.kind == "checks_written"]
     assert "title.txt is written in capital letters, as the task says" in [
         c["what"] for c in written["checks"]
     ]
-    steps = store.steps(run.id)
+    steps = store.steps(run_id)
     assert not steps[1].ok
     assert "title.txt holds 'Shopping List', not all in capital letters" in (
         steps[1].observation or ""

@@ -10,22 +10,17 @@ from pathlib import Path
 import pytest
 
 from autonoma.agent.checks import CheckRunner
-from autonoma.agent.identity import AgentIdentity
-from autonoma.agent.session import create_run, run_agent
-from autonoma.agent.settings import RunSettings
 from autonoma.agent.stated_lines import (
     line_checks,
     listed_lines,
     stated_line_count,
     written_lines,
 )
-from autonoma.llm import ScriptedModel
-from autonoma.runtime.budget import BudgetLimits
-from autonoma.runtime.store import EventRecord, RunStore
 from autonoma.testing import act
 from autonoma.tools import Workspace
 from autonoma.tools.sandbox import BubblewrapSandbox
 from autonoma.tools.settings import SandboxSettings
+from tests.agent.helpers import continuous_run
 
 needs_bwrap = pytest.mark.skipif(
     shutil.which("bwrap") is None, reason="bubblewrap is not installed (apt-get install bubblewrap)"
@@ -93,11 +88,10 @@ async def test_the_program_counts_the_lines_that_are_not_blank(tmp_path: Path) -
 async def test_a_four_line_haiku_the_judge_passes_is_refused(tmp_path: Path) -> None:
     # bench/agent_demo.py with code actions, seed 0 (2026-11-28): the writer kept only "the
     # haiku is about autumn", and the judge passed four lines
-    store = RunStore(tmp_path / "runs.db")
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
     about = {"goal": 1, "what": "the haiku in haiku.txt is about autumn", "kind": "judged"}
-    model = ScriptedModel(
+    store, run_id, events = await continuous_run(
+        tmp_path / "ws",
+        HAIKU_TASK,
         [
             {"checks": [about]},
             {"passed": False, "why": "haiku.txt does not exist"},  # not met before the work
@@ -106,24 +100,14 @@ async def test_a_four_line_haiku_the_judge_passes_is_refused(tmp_path: Path) -> 
             {"passed": True, "why": "it is about autumn"},  # the judge
             act("write_file", path="haiku.txt", text=THREE),
             {"passed": True, "why": "it is about autumn"},
-        ]
+        ],
     )
-    settings = RunSettings(
-        model="scripted", limits=BudgetLimits(max_steps=4), continuous=True, memory=False
-    )
-    identity = AgentIdentity(name="PoetGPT", role="an AI that writes poems", goals=[HAIKU_TASK])
-    run, _ = await create_run(
-        store, model, HAIKU_TASK, settings, workspace=workspace, identity=identity
-    )
-    events: list[EventRecord] = []
-    outcome = await run_agent(store, model, run, listeners=[events.append])
-    assert outcome.status == "completed", outcome.reason
     (written,) = [e.data for e in events if e.kind == "checks_written"]
     assert [c["what"] for c in written["checks"]] == [
         "the haiku in haiku.txt is about autumn",
         "haiku.txt holds 3 lines, as the task says",
     ]
-    steps = store.steps(run.id)
+    steps = store.steps(run_id)
     assert not steps[1].ok
     assert "haiku.txt holds 4 lines that are not blank; the task asks for 3" in (
         steps[1].observation or ""
@@ -233,10 +217,10 @@ def test_a_file_the_run_found_is_appended_to_not_written_whole() -> None:
 async def test_a_write_then_append_the_judge_passed_is_refused(tmp_path: Path) -> None:
     # rest8_1202 (436b9db): every check the writer offered was sent back, and the yes-or-no
     # judge passed log.txt holding 'started' alone
-    store = RunStore(tmp_path / "runs.db")
     workspace = tmp_path / "ws"
-    workspace.mkdir()
-    model = ScriptedModel(
+    store, run_id, events = await continuous_run(
+        workspace,
+        APPEND,
         [
             {"checks": []},
             {"checks": []},
@@ -247,23 +231,14 @@ async def test_a_write_then_append_the_judge_passed_is_refused(tmp_path: Path) -
             act("append_file", path="log.txt", text="finished\n"),
             act("task_complete", reason="both lines are written"),
             {"passed": True, "why": "log.txt holds both lines"},
-        ]
+        ],
+        max_steps=5,
     )
-    settings = RunSettings(
-        model="scripted", limits=BudgetLimits(max_steps=5), continuous=True, memory=False
-    )
-    identity = AgentIdentity(name="LogGPT", role="an AI that writes logs", goals=[APPEND])
-    run, _ = await create_run(
-        store, model, APPEND, settings, workspace=workspace, identity=identity
-    )
-    events: list[EventRecord] = []
-    outcome = await run_agent(store, model, run, listeners=[events.append])
-    assert outcome.status == "completed", outcome.reason
     (written,) = [e.data for e in events if e.kind == "checks_written"]
     assert "log.txt holds the lines the task lists, one a line: started, finished" in [
         c["what"] for c in written["checks"]
     ]
-    steps = store.steps(run.id)
+    steps = store.steps(run_id)
     assert not steps[1].ok
     assert "log.txt holds the lines ['started']" in (steps[1].observation or "")
     assert (workspace / "log.txt").read_text() == "started\nfinished\n"

@@ -15,6 +15,7 @@ it (through getattr, say) is refused when called.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import sys
 from collections.abc import Sequence
@@ -375,7 +376,7 @@ def named_tools(code: str, names: dict[str, tuple[str, str]]) -> set[str]:
         tree = ast.parse(code)
     except SyntaxError:
         return set()
-    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    used = _names_used(tree)
     if any(_opens_to_write(n) for n in ast.walk(tree)):
         used |= {"write_file", "append_file"}
     return {names[n][0] for n in used if n in names and names[n][0]}
@@ -528,31 +529,43 @@ def carried_functions(earlier: Sequence[str], code: str) -> str:
     function in one program and saves or calls it in the next: parse_numbers_function and
     slugify_function (suite_1202) spent six of their ten programs on NameErrors so."""
     try:
-        used_by = _names_used(ast.parse(code))
-        own = {n.name for n in ast.parse(code).body if isinstance(n, _DEFS)}
+        program = ast.parse(code)
     except (SyntaxError, ValueError):
         return ""
-    defs: dict[str, ast.stmt] = {}
+    used_by = _names_used(program)
+    own = {n.name for n in program.body if isinstance(n, _DEFS)}
+    defs: dict[str, tuple[str, frozenset[str]]] = {}
     imports: dict[str, None] = {}
     for source in earlier:
-        try:
-            tree = ast.parse(mend_json_slips(source))
-        except (SyntaxError, ValueError):
-            continue
-        for node in tree.body:
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                defs[node.name] = node
-            elif isinstance(node, ast.Import | ast.ImportFrom):
-                imports[ast.unparse(node)] = None
+        found, imported = _top_level(source)
+        defs.update(found)
+        imports.update(dict.fromkeys(imported))
     todo, kept = [n for n in used_by if n in defs and n not in own], []
     while todo:
         name = todo.pop()
         if name not in kept:
             kept.append(name)
-            todo += [n for n in _names_used(defs[name]) if n in defs and n not in own]
+            todo += [n for n in defs[name][1] if n in defs and n not in own]
     if not kept:
         return ""
-    return "\n".join([*imports, *(ast.unparse(defs[n]) for n in sorted(kept))]) + "\n"
+    return "\n".join([*imports, *(defs[n][0] for n in sorted(kept))]) + "\n"
+
+
+@functools.lru_cache(maxsize=256)
+def _top_level(source: str) -> tuple[dict[str, tuple[str, frozenset[str]]], tuple[str, ...]]:
+    """A program's top-level functions (name: source and the names it uses) and imports,
+    as it would run; read once, since every later step of the run asks again."""
+    try:
+        tree = ast.parse(mend_json_slips(source))
+    except (SyntaxError, ValueError):
+        return {}, ()
+    defs = {
+        node.name: (ast.unparse(node), frozenset(_names_used(node)))
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+    }
+    imports = tuple(ast.unparse(n) for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom))
+    return defs, imports
 
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
